@@ -1,0 +1,22 @@
+"""gpu-training: a GPU distributed-training platform on Kubernetes, as Pulumi components.
+
+The pure core (models, catalog, fabric, manifests, rules) imports no Pulumi; `TrainingJob` and the
+other components load pulumi_kubernetes only when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from components.kubernetes.trainingjob import TrainingJob
+
+__all__ = ["TrainingJob"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TrainingJob":
+        from components.kubernetes.trainingjob import TrainingJob
+
+        return TrainingJob
+    raise AttributeError(f"module 'components' has no attribute {name!r}")

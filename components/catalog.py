@@ -1,0 +1,325 @@
+"""GPU instance types (AWS) and machine types (GCP) with the facts a training job is sized from.
+
+Pure data, standard library only. Each family below cites where its figures were checked. Two
+machine-readable sources carry most AWS figures, both generated from the EC2 DescribeInstanceTypes
+API:
+
+* [KIT] Karpenter, "Instance Types" reference, https://karpenter.sh/docs/reference/instance-types/
+  (aws/karpenter-provider-aws @1d927085, website/content/en/docs/reference/instance-types.md, last
+  changed 2026-07-11; the preview copy has the same figures): GPU count, GPU name and memory
+  (MiB), vCPUs, memory (MiB) and the `vpc.amazonaws.com/efa` resource, which is
+  EfaInfo.MaximumEfaInterfaces.
+* [VPC] aws/karpenter-provider-aws, pkg/providers/instancetype/zz_generated.vpclimits.go
+  (generated 2026-08-06): the NetworkCards list of each type, i.e. MaximumNetworkCards.
+
+Most GCP figures come from:
+
+* [SKY] skypilot-org/skypilot-catalog, catalogs/v8/gcp/vms.csv (generated from the Compute Engine
+  API): vCPUs and memory per machine type.
+* [GCPGPU] Google Cloud, "GPU machine types", https://cloud.google.com/compute/docs/gpus: the
+  accelerator type attached to each series.
+* [CT] GoogleCloudPlatform/cluster-toolkit @1047080, pkg/config/hardware.go (AcceleratorShorthandMap,
+  ValidGPUAccelerators): GPU count per machine type and the accelerator type names.
+
+Units: AWS memory is GiB, as EC2 documents it. GCP memory is the number Google documents, which
+Google labels "GB". [SKY], built from the Compute Engine API, has the same numbers in a column it
+names MemoryGiB (a3-highgpu-8g: 1872), so they are most likely binary GiB; Google's text does not
+say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Provider = Literal["aws", "gcp"]
+
+
+@dataclass(frozen=True, slots=True)
+class MachineType:
+    """A GPU instance (AWS) or machine (GCP) type and the facts a training job needs."""
+
+    name: str
+    provider: Provider
+    gpus: int
+    """GPUs per node."""
+    gpu_model: str
+    """Human-readable GPU model, e.g. "NVIDIA H100 80GB"."""
+    gpu_memory_gib: int
+    """Memory per GPU."""
+    vcpus: int
+    memory_gib: int
+    """Host memory: GiB on AWS; on GCP the documented figure, which Google labels GB."""
+    efa_interfaces: int = 0
+    """AWS: maximum EFA interfaces (0 = no EFA support)."""
+    network_cards: int = 1
+    """AWS: number of network cards."""
+    gpudirect_rdma: bool = False
+    """AWS: EFA supports GPUDirect RDMA (FI_EFA_USE_DEVICE_RDMA=1); p4d and newer P instances."""
+    accelerator_type: str | None = None
+    """GCP: guest accelerator type, e.g. "nvidia-h100-80gb"."""
+
+    def __post_init__(self) -> None:
+        """Reject figures no real machine type can have."""
+        for attr in ("gpus", "gpu_memory_gib", "vcpus", "memory_gib", "network_cards"):
+            value = getattr(self, attr)
+            if value < 1:
+                raise ValueError(f"{self.name}: {attr} must be at least 1, got {value}")
+        if not 0 <= self.efa_interfaces <= self.network_cards:
+            raise ValueError(
+                f"{self.name}: efa_interfaces ({self.efa_interfaces}) must be between 0 and "
+                f"network_cards ({self.network_cards})"
+            )
+        if self.gpudirect_rdma and not self.efa_interfaces:
+            raise ValueError(f"{self.name}: gpudirect_rdma needs at least one EFA interface")
+
+    @property
+    def has_efa(self) -> bool:
+        """Whether the type supports at least one EFA interface."""
+        return self.efa_interfaces > 0
+
+
+# (size, gpus, vcpus, memory_gib, efa_interfaces, network_cards)
+_AwsRow = tuple[str, int, int, int, int, int]
+# (suffix, gpus, vcpus, memory as documented)
+_GcpRow = tuple[str, int, int, int]
+
+
+def _aws_family(
+    family: str,
+    gpu_model: str,
+    gpu_memory_gib: int,
+    rows: list[_AwsRow],
+    *,
+    gpudirect_rdma: bool = False,
+) -> dict[str, MachineType]:
+    """One AWS instance family: `family.size` for each row."""
+    return {
+        f"{family}.{size}": MachineType(
+            name=f"{family}.{size}",
+            provider="aws",
+            gpus=gpus,
+            gpu_model=gpu_model,
+            gpu_memory_gib=gpu_memory_gib,
+            vcpus=vcpus,
+            memory_gib=memory,
+            efa_interfaces=efa,
+            network_cards=cards,
+            gpudirect_rdma=gpudirect_rdma,
+        )
+        for size, gpus, vcpus, memory, efa, cards in rows
+    }
+
+
+def _gcp_family(
+    prefix: str,
+    gpu_model: str,
+    gpu_memory_gib: int,
+    accelerator_type: str,
+    rows: list[_GcpRow],
+) -> dict[str, MachineType]:
+    """One GCP machine series: `prefix-suffix` for each row."""
+    return {
+        f"{prefix}-{suffix}": MachineType(
+            name=f"{prefix}-{suffix}",
+            provider="gcp",
+            gpus=gpus,
+            gpu_model=gpu_model,
+            gpu_memory_gib=gpu_memory_gib,
+            vcpus=vcpus,
+            memory_gib=memory,
+            accelerator_type=accelerator_type,
+        )
+        for suffix, gpus, vcpus, memory in rows
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# AWS
+# ---------------------------------------------------------------------------------------------
+
+_AWS: dict[str, MachineType] = {
+    # P4d / P4de: 8x A100 (40 GB on p4d, 80 GB on p4de), 96 vCPU, 1152 GiB, 4 EFA on 4 cards.
+    # Sources: [KIT] (gpu-memory 40960 / 81920 MiB, efa 4); [VPC] (4 network cards). EFA GPUDirect
+    # RDMA from p4d on: aws/aws-ofi-nccl#547, per /work/shared/research/aws-anchors.md section 2.
+    **_aws_family("p4d", "NVIDIA A100 40GB", 40, [("24xlarge", 8, 96, 1152, 4, 4)], gpudirect_rdma=True),
+    **_aws_family("p4de", "NVIDIA A100 80GB", 80, [("24xlarge", 8, 96, 1152, 4, 4)], gpudirect_rdma=True),
+    # P5: H100 80 GB. p5.48xlarge: 8 GPUs, 192 vCPU, 2048 GiB, 32 EFA on 32 cards.
+    # p5.4xlarge: 1 GPU, 16 vCPU, 256 GiB, 1 EFA on 1 card.
+    # Sources: [KIT], [VPC]; AWS, "Maximize network bandwidth on accelerated computing instances
+    # with EFA", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/p5-efa.html (P5 and P5e: up
+    # to 32 network cards), read in its pt_BR copy. GPUDirect RDMA for p5.4xlarge is inferred from
+    # the family; no page read says so for that size.
+    **_aws_family(
+        "p5",
+        "NVIDIA H100 80GB",
+        80,
+        [("4xlarge", 1, 16, 256, 1, 1), ("48xlarge", 8, 192, 2048, 32, 32)],
+        gpudirect_rdma=True,
+    ),
+    # P5e: 8x H200 141 GB, 192 vCPU, 2048 GiB, 32 EFA on 32 cards.
+    # Sources: [KIT] (gpu-memory 144384 MiB = 141 GiB), [VPC]; p5-efa.html as for P5.
+    **_aws_family("p5e", "NVIDIA H200 141GB", 141, [("48xlarge", 8, 192, 2048, 32, 32)], gpudirect_rdma=True),
+    # P5en: 8x H200 141 GB, 192 vCPU, 2048 GiB, 16 EFA on 16 cards.
+    # Sources: [KIT] (efa 16), [VPC] (16 cards). Not confirmed on an AWS documentation page.
+    **_aws_family("p5en", "NVIDIA H200 141GB", 141, [("48xlarge", 8, 192, 2048, 16, 16)], gpudirect_rdma=True),
+    # P6-B200: 8x B200, 192 vCPU, 2048 GiB, 8 EFA on 8 cards.
+    # Sources: [KIT] (gpu-memory 183359 MiB, about 179 GiB; efa 8), [VPC] (8 cards). AWS marketing
+    # material says 1440 GB for 8 GPUs (180 GB each); 179 is the API figure. No AWS documentation
+    # page confirming the EFA or card count was read.
+    **_aws_family("p6-b200", "NVIDIA B200", 179, [("48xlarge", 8, 192, 2048, 8, 8)], gpudirect_rdma=True),
+    # G5: A10G 24 GB. EFA (1 interface) from 8xlarge up; one network card on every size.
+    # Sources: AWS Batch, "Run GPU jobs", https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html
+    # (GPUs, 24 GiB GPU memory, vCPUs and memory per size; read in its pt_BR, de_DE and ko_KR copies);
+    # [KIT] (efa per size; the API reports 22888 MiB usable per GPU); [VPC] (1 card).
+    **_aws_family(
+        "g5",
+        "NVIDIA A10G",
+        24,
+        [
+            ("xlarge", 1, 4, 16, 0, 1),
+            ("2xlarge", 1, 8, 32, 0, 1),
+            ("4xlarge", 1, 16, 64, 0, 1),
+            ("8xlarge", 1, 32, 128, 1, 1),
+            ("12xlarge", 4, 48, 192, 1, 1),
+            ("16xlarge", 1, 64, 256, 1, 1),
+            ("24xlarge", 4, 96, 384, 1, 1),
+            ("48xlarge", 8, 192, 768, 1, 1),
+        ],
+    ),
+    # G6: L4 24 GB. Same GPU, vCPU, memory and EFA layout as G5.
+    # Sources: AWS Batch "Run GPU jobs" (g6.xlarge-16xlarge rows, ko_KR copy); [KIT] for every
+    # size including 12/24/48xlarge and the efa counts; [VPC] (1 card).
+    **_aws_family(
+        "g6",
+        "NVIDIA L4",
+        24,
+        [
+            ("xlarge", 1, 4, 16, 0, 1),
+            ("2xlarge", 1, 8, 32, 0, 1),
+            ("4xlarge", 1, 16, 64, 0, 1),
+            ("8xlarge", 1, 32, 128, 1, 1),
+            ("12xlarge", 4, 48, 192, 1, 1),
+            ("16xlarge", 1, 64, 256, 1, 1),
+            ("24xlarge", 4, 96, 384, 1, 1),
+            ("48xlarge", 8, 192, 768, 1, 1),
+        ],
+    ),
+    # G6e: L40S 48 GB. EFA from 8xlarge up; 24xlarge has 2 EFA on 2 cards, 48xlarge 4 on 4.
+    # Sources: [KIT] (every figure; the API reports 45776 MiB per GPU, 48 GB is NVIDIA's nominal
+    # size); [VPC] (cards); p5-efa.html (G6e: up to four network cards).
+    **_aws_family(
+        "g6e",
+        "NVIDIA L40S",
+        48,
+        [
+            ("xlarge", 1, 4, 32, 0, 1),
+            ("2xlarge", 1, 8, 64, 0, 1),
+            ("4xlarge", 1, 16, 128, 0, 1),
+            ("8xlarge", 1, 32, 256, 1, 1),
+            ("12xlarge", 4, 48, 384, 1, 1),
+            ("16xlarge", 1, 64, 512, 1, 1),
+            ("24xlarge", 4, 96, 768, 2, 2),
+            ("48xlarge", 8, 192, 1536, 4, 4),
+        ],
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# GCP
+# ---------------------------------------------------------------------------------------------
+
+_GCP: dict[str, MachineType] = {
+    # A2 Standard: A100 40 GB, accelerator nvidia-tesla-a100; 12 vCPU and 85 GB per GPU.
+    # Sources: [GCPGPU] (A2 Standard carries the 40 GB A100 as nvidia-tesla-a100); [SKY] (vCPU,
+    # memory);
+    # [CT] (a100-40gb-N -> a2-highgpu-Ng, a2-megagpu-16g).
+    **_gcp_family(
+        "a2-highgpu",
+        "NVIDIA A100 40GB",
+        40,
+        "nvidia-tesla-a100",
+        [("1g", 1, 12, 85), ("2g", 2, 24, 170), ("4g", 4, 48, 340), ("8g", 8, 96, 680)],
+    ),
+    **_gcp_family("a2-megagpu", "NVIDIA A100 40GB", 40, "nvidia-tesla-a100", [("16g", 16, 96, 1360)]),
+    # A2 Ultra: A100 80 GB, accelerator nvidia-a100-80gb; 12 vCPU and 170 GB per GPU.
+    # Sources: [GCPGPU] (A2 Ultra carries the 80 GB A100 as nvidia-a100-80gb); [SKY]; cluster-toolkit
+    # docs/gpu-support.md (a2-ultragpu-8g -> nvidia-a100-80gb). cluster-toolkit's
+    # pkg/config/machine_mappings.json maps a2-ultragpu to nvidia-tesla-a100; that contradicts
+    # Google's page and is not followed.
+    **_gcp_family(
+        "a2-ultragpu",
+        "NVIDIA A100 80GB",
+        80,
+        "nvidia-a100-80gb",
+        [("1g", 1, 12, 170), ("2g", 2, 24, 340), ("4g", 4, 48, 680), ("8g", 8, 96, 1360)],
+    ),
+    # A3 High: H100 80 GB, accelerator nvidia-h100-80gb; 26 vCPU and 234 GB per GPU.
+    # Sources: [GCPGPU] (a3-highgpu-8g: 8 GPUs, 208 vCPUs, 1872 GB); Google Cloud,
+    # "Accelerator-optimized machine family",
+    # https://cloud.google.com/compute/docs/accelerator-optimized-machines (A3: 208 vCPUs, 1,872 GB);
+    # [SKY] (1g/2g/4g); [CT].
+    **_gcp_family(
+        "a3-highgpu",
+        "NVIDIA H100 80GB",
+        80,
+        "nvidia-h100-80gb",
+        [("1g", 1, 26, 234), ("2g", 2, 52, 468), ("4g", 4, 104, 936), ("8g", 8, 208, 1872)],
+    ),
+    # A3 Mega: H100 80 GB Mega, accelerator nvidia-h100-mega-80gb.
+    # Sources: [GCPGPU] (A3 Mega carries the H100 80GB Mega as nvidia-h100-mega-80gb); [SKY]; [CT].
+    **_gcp_family("a3-megagpu", "NVIDIA H100 80GB Mega", 80, "nvidia-h100-mega-80gb", [("8g", 8, 208, 1872)]),
+    # A3 Ultra: H200 141 GB, accelerator nvidia-h200-141gb.
+    # Sources: [GCPGPU] (A3 Ultra: NVIDIA H200 SXM; the type name is cut off in the copy read);
+    # [CT] (h200-141gb-8 -> a3-ultragpu-8g; ValidGPUAccelerators lists nvidia-h200-141gb); [SKY].
+    **_gcp_family("a3-ultragpu", "NVIDIA H200 141GB", 141, "nvidia-h200-141gb", [("8g", 8, 224, 2952)]),
+    # A4: B200, accelerator nvidia-b200. GPU memory 180 is the vendor's nominal per-GPU figure (as a
+    # third-party P6-B200 article states it); no Google page read here showed A4's GPU memory, and
+    # EC2 reports the same GPU as about 179 GiB (see p6-b200).
+    # Sources: [GCPGPU] (A4 carries B200 GPUs as nvidia-b200); [CT] (b200-8); [SKY].
+    **_gcp_family("a4-highgpu", "NVIDIA B200", 180, "nvidia-b200", [("8g", 8, 224, 3968)]),
+    # G2: L4 24 GB, accelerator nvidia-l4; 4 GB per vCPU. Only 24 (2), 48 (4) and 96 (8) carry more
+    # than one GPU.
+    # Sources: [GCPGPU] (G2 carries L4 GPUs as nvidia-l4); [SKY] (vCPU, memory); [CT] (l4-1/2/4/8 ->
+    # g2-standard-12/24/48/96). The 1-GPU count of g2-standard-4/8/16/32 comes from third-party
+    # code only (a GPU price table found by search), not from a Google page read here.
+    **_gcp_family(
+        "g2-standard",
+        "NVIDIA L4",
+        24,
+        "nvidia-l4",
+        [
+            ("4", 1, 4, 16),
+            ("8", 1, 8, 32),
+            ("12", 1, 12, 48),
+            ("16", 1, 16, 64),
+            ("24", 2, 24, 96),
+            ("32", 1, 32, 128),
+            ("48", 4, 48, 192),
+            ("96", 8, 96, 384),
+        ],
+    ),
+}
+
+_CATALOG: dict[str, dict[str, MachineType]] = {"aws": _AWS, "gcp": _GCP}
+_NAMES: dict[str, tuple[str, ...]] = {provider: tuple(sorted(table)) for provider, table in _CATALOG.items()}
+
+
+def _table(provider: str) -> dict[str, MachineType]:
+    """The catalog of one provider; an unknown provider is a programming error."""
+    try:
+        return _CATALOG[provider]
+    except KeyError:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(_CATALOG)}") from None
+
+
+def lookup(provider: Provider, name: str) -> MachineType | None:
+    """The catalog entry for a type, or None when the type is not in the catalog."""
+    return _table(provider).get(name)
+
+
+def names(provider: Provider) -> tuple[str, ...]:
+    """Every catalogued type name of a provider, sorted."""
+    _table(provider)
+    return _NAMES[provider]

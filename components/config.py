@@ -1,0 +1,274 @@
+"""Load a stack's configuration from YAML or Pulumi config into a validated StackConfig."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from components.errors import ConfigError, Issue, join_path
+from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
+from components.models.base import split_at
+
+_SECRET = "[secret]"
+
+
+def load_stack_file(path: str | Path) -> StackConfig:
+    """The validated config of a Pulumi.<stack>.yaml (or any file of that shape)."""
+    path = Path(path)
+    raw, lines = read_stack_file(path)
+    return parse_stack(raw, source=str(path), lines=lines, base_dir=path.parent)
+
+
+def read_stack_file(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The `gpu-training:` keys of a stack file, and the line of every config path in it."""
+    if not path.is_file():
+        raise ConfigError(f"no such stack file: {path} (run from the project folder, or pass --config FILE)")
+    text = path.read_text(encoding="utf-8")
+    document, node = _parse_yaml(text, str(path))
+    if document is None:
+        document = {}
+    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
+        raise ConfigError(Issue("config", "a stack file is a mapping with a `config:` mapping inside", str(path), 1))
+    raw: dict[str, Any] = {}
+    for key, value in (document.get("config") or {}).items():
+        namespace, _, name = str(key).partition(":")
+        if namespace == CONFIG_NAMESPACE and name:
+            raw[name] = value
+    lines: dict[str, int] = {}
+    config_node = _child(node, "config")
+    if config_node is not None:
+        for key_node, value_node in config_node.value:
+            namespace, _, name = str(key_node.value).partition(":")
+            if namespace == CONFIG_NAMESPACE and name:
+                lines[name] = key_node.start_mark.line + 1
+                _index_lines(value_node, name, lines)
+    return raw, lines
+
+
+def parse_stack(
+    raw: Mapping[str, Any],
+    *,
+    source: str | None = None,
+    lines: dict[str, int] | None = None,
+    base_dir: Path | None = None,
+) -> StackConfig:
+    """A StackConfig from config keys (camelCase, as Pulumi config gives them); ConfigError otherwise."""
+    lines = dict(lines or {})
+    data = _unwrap_secrets(dict(raw))
+    issues: list[Issue] = []
+    known = StackConfig.keys()
+    for key in [k for k in data if k not in known]:
+        issues.append(Issue(key, _unknown_key(key, known)))
+        del data[key]
+    if "jobs" in data:
+        data["jobs"], job_issues = _expand_job_files(data["jobs"], base_dir or Path.cwd(), lines)
+        issues.extend(job_issues)
+    try:
+        config = StackConfig.model_validate(data)
+    except ValidationError as exc:
+        issues.extend(validation_issues(exc, StackConfig))
+    else:
+        if not issues:
+            return config
+    error = ConfigError(issues)
+    raise error.located(source, lines) if source else error
+
+
+def parse_job(data: Mapping[str, Any], *, path: str = "") -> TrainingJobSpec:
+    """A TrainingJobSpec from config data; ConfigError naming `path` otherwise."""
+    try:
+        return TrainingJobSpec.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(validation_issues(exc, TrainingJobSpec, prefix=path)) from None
+
+
+def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> list[Issue]:
+    """pydantic's errors as config issues, each with its config path and a readable message."""
+    issues: list[Issue] = []
+    for error in exc.errors(include_url=False):
+        parts, owner = _config_path(model, tuple(error["loc"]))
+        path = join_path(prefix, *parts)
+        kind = error["type"]
+        message = str(error["msg"])
+        value = error.get("input")
+        if kind == "value_error":
+            field, message = split_at(message.removeprefix("Value error, "))
+            if field:
+                path = join_path(path, field)
+        elif kind == "extra_forbidden":
+            known = _aliases(owner) if owner is not None else ()
+            message = _unknown_key(str(parts[-1]) if parts else "", known)
+        elif kind == "missing":
+            message = "is required" + _describe(owner, parts)
+        elif kind == "union_tag_invalid":
+            tag = error["ctx"]["discriminator"].strip("'")
+            path = join_path(path, tag)
+            message = f"must be one of {error['ctx']['expected_tags']} (got '{error['ctx']['tag']}')"
+        elif kind == "union_tag_not_found":
+            tag = error["ctx"]["discriminator"].strip("'")
+            path = join_path(path, tag)
+            message = "is required" + _describe(owner, [*parts, tag])
+        elif kind == "literal_error":
+            message = f"must be one of {error['ctx']['expected']} (got {_show(value)})"
+        elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+            message = f"{message.replace('Input should be', 'must be')} (got {_show(value)})"
+        elif kind == "string_pattern_mismatch":
+            message = f"{_show(value)} does not match the pattern {error['ctx']['pattern']}"
+        else:
+            message = f"{message.replace('Input should be', 'must be')} (got {_show(value)})"
+        issues.append(Issue(path, message))
+    return issues
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True).strip()
+    text = text.removesuffix("\n...").strip()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _unknown_key(key: str, known: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"unknown key '{key}'; {hint}valid keys here: {', '.join(known)}"
+
+
+def _aliases(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(field.alias or name for name, field in model.model_fields.items())
+
+
+def _describe(owner: type[BaseModel] | None, parts: list[str | int]) -> str:
+    if owner is None or not parts:
+        return ""
+    for name, field in owner.model_fields.items():
+        if parts[-1] in (name, field.alias) and field.description:
+            return f": {field.description.split('. ')[0].rstrip('.')}"
+    return ""
+
+
+def _config_path(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[str | int], type[BaseModel] | None]:
+    """The config path of a pydantic error location, without union tags, and the model owning its end."""
+    parts: list[str | int] = []
+    current: Any = model
+    owner: type[BaseModel] | None = model
+    i = 0
+    while i < len(loc):
+        item = loc[i]
+        kind = _strip(current)
+        if isinstance(kind, type) and issubclass(kind, BaseModel) and isinstance(item, str):
+            owner = kind
+            field = next((f for n, f in kind.model_fields.items() if item in (n, f.alias)), None)
+            parts.append(item)
+            if field is None:
+                current = None
+            elif field.discriminator and i + 1 < len(loc):
+                tag = loc[i + 1]
+                current = next(
+                    (
+                        m
+                        for m in typing.get_args(_strip(field.annotation))
+                        if tag in typing.get_args(m.model_fields[str(field.discriminator)].annotation)
+                    ),
+                    None,
+                )
+                i += 1
+            else:
+                current = field.annotation
+        else:
+            parts.append(item)
+            args = typing.get_args(kind)
+            current = args[-1] if args else None
+        i += 1
+    return parts, owner
+
+
+def _strip(annotation: Any) -> Any:
+    """The type inside Annotated[...] and Optional[...]."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) != 1:
+                return annotation
+            annotation = args[0]
+        else:
+            return annotation
+
+
+def _unwrap_secrets(value: Any) -> Any:
+    """Replace Pulumi `{secure: ...}` values (unreadable offline) with a placeholder string."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return _SECRET
+        return {k: _unwrap_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap_secrets(v) for v in value]
+    return value
+
+
+def _expand_job_files(jobs: Any, base_dir: Path, lines: dict[str, int]) -> tuple[Any, list[Issue]]:
+    """Inline the jobs given as paths to YAML files (one job or a list of jobs per file)."""
+    if not isinstance(jobs, list):
+        return jobs, []
+    out: list[Any] = []
+    issues: list[Issue] = []
+    for index, item in enumerate(jobs):
+        if not isinstance(item, str):
+            out.append(item)
+            continue
+        file = (base_dir / item).resolve()
+        if not file.is_file():
+            issues.append(Issue(f"jobs[{index}]", f"no such job file: {item} (paths are relative to the stack file)"))
+            continue
+        try:
+            loaded, _ = _parse_yaml(file.read_text(encoding="utf-8"), str(file))
+        except ConfigError as exc:
+            issues.extend(exc.issues)
+            continue
+        for job in loaded if isinstance(loaded, list) else [loaded]:
+            lines.setdefault(f"jobs[{len(out)}]", lines.get(f"jobs[{index}]", 0))
+            out.append(job)
+    return out, issues
+
+
+def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.safe_load(text), node
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        column = f", column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(Issue("", f"YAML syntax error{column}: {problem}", source, line)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(Issue("", f"YAML error: {exc}", source)) from None
+
+
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.value == key:
+                return value_node
+    return None
+
+
+def _index_lines(node: yaml.Node, path: str, lines: dict[str, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            child = f"{path}.{key_node.value}"
+            lines[child] = key_node.start_mark.line + 1
+            _index_lines(value_node, child, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            child = f"{path}[{index}]"
+            lines[child] = item.start_mark.line + 1
+            _index_lines(item, child, lines)

@@ -1,0 +1,74 @@
+"""An Indexed Job with a headless Service: torchrun across nodes without any operator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.manifests import gang, torchrun
+from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
+from components.manifests.plan import JobPlan
+from components.manifests.pod import worker_template
+
+CONTAINER = "trainer"
+INDEX_ENV = "JOB_COMPLETION_INDEX"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+
+
+def service_name(plan: JobPlan) -> str:
+    """The headless Service that gives each pod a DNS name: <job>-<index>.<service>."""
+    return plan.name
+
+
+def rendezvous_host(plan: JobPlan) -> str:
+    """The DNS name of pod 0, which hosts the c10d rendezvous."""
+    return f"{plan.name}-0.{service_name(plan)}"
+
+
+def job(plan: JobPlan) -> dict[str, Any]:
+    """The Indexed Job: one pod per node, rank from the completion index."""
+    host, port = rendezvous_host(plan), plan.spec.port
+    args = torchrun.args(plan, rdzv_endpoint=f"{host}:{port}", node_rank=f"$({INDEX_ENV})")
+    extra_env = [
+        {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}}},
+        {"name": "MASTER_ADDR", "value": host},
+        {"name": "MASTER_PORT", "value": str(port)},
+    ]
+    template = worker_template(
+        plan,
+        role="worker",
+        container=CONTAINER,
+        command=["torchrun"],
+        args=args,
+        restart_policy=plan.restart_policy,
+        extra_env=extra_env,
+        podgroup=plan.name if plan.scheduler == "volcano" else None,
+    )
+    template["spec"]["subdomain"] = service_name(plan)
+    template["spec"]["containers"][0]["ports"] = [{"name": "rdzv", "containerPort": port}]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata(plan.name, plan.namespace, labels={**job_labels(plan.name), **gang.queue_labels(plan)}),
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": plan.nodes,
+            "parallelism": plan.nodes,
+            "backoffLimit": plan.spec.backoff_limit,
+            "template": template,
+        },
+    }
+
+
+def service(plan: JobPlan) -> dict[str, Any]:
+    """The headless Service; it publishes pods before they are ready so rendezvous can start."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(service_name(plan), plan.namespace, labels=job_labels(plan.name)),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {INSTANCE_LABEL: plan.name},
+            "ports": [{"name": "rdzv", "port": plan.spec.port, "targetPort": plan.spec.port}],
+        },
+    }

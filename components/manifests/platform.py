@@ -1,0 +1,55 @@
+"""The plain Kubernetes objects a stack declares: namespaces, networks, storage and queues."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.manifests.namespace import gpu_quota, namespace
+from components.manifests.network import network_attachment_definition
+from components.manifests.queues import cluster_queue, local_queue, resource_flavor, volcano_queue
+from components.manifests.storage import persistent_volume_claim, storage_class
+from components.validation import Stack
+
+
+def namespaces(stack: Stack) -> list[dict[str, Any]]:
+    """A Namespace for every namespace the stack uses, and the GPU quotas declared."""
+    out = [namespace(name) for name in stack.namespaces]
+    out += [gpu_quota(n.name, n.gpu_quota) for n in stack.config.namespaces if n.gpu_quota is not None]
+    return out
+
+
+def networks(stack: Stack) -> list[dict[str, Any]]:
+    """The NetworkAttachmentDefinitions."""
+    return [network_attachment_definition(n) for n in stack.config.network.networks]
+
+
+def storage(stack: Stack) -> list[dict[str, Any]]:
+    """The StorageClasses made here and every claim."""
+    out: list[dict[str, Any]] = []
+    for volume in stack.config.storage.volumes:
+        cls = storage_class(volume)
+        if cls is not None and cls not in out:
+            out.append(cls)
+    out += [persistent_volume_claim(v) for v in stack.config.storage.volumes]
+    return out
+
+
+def queues(stack: Stack) -> list[dict[str, Any]]:
+    """Volcano Queues, or Kueue flavors, cluster queues and local queues."""
+    scheduler = stack.config.scheduler
+    if scheduler.type == "volcano":
+        return [volcano_queue(q) for q in scheduler.queues]
+    if scheduler.type != "kueue":
+        return []
+    pools = list(stack.pools.values())
+    out = [resource_flavor(p) for p in pools]
+    for queue in scheduler.queues:
+        members = [p for p in pools if not queue.pools or p.name in queue.pools]
+        out.append(cluster_queue(queue, members))
+        out += [local_queue(queue, ns) for ns in (queue.namespaces or stack.namespaces)]
+    return out
+
+
+def objects(stack: Stack) -> list[dict[str, Any]]:
+    """Every platform object, namespaces first."""
+    return [*namespaces(stack), *networks(stack), *storage(stack), *queues(stack)]

@@ -1,0 +1,125 @@
+"""Pod templates for workers and launchers: GPUs, tolerations, selector, fabric, /dev/shm, volumes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
+from components.manifests.plan import JobPlan
+from components.models.nodepool import Taint
+from components.pool import POOL_LABEL
+
+GPU_RESOURCE = "nvidia.com/gpu"
+SHM_VOLUME = "dshm"
+DEEPSPEED_VOLUME = "deepspeed-config"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+LAUNCHER_REQUESTS = {"cpu": "1", "memory": "2Gi"}
+
+
+def tolerations(taints: list[Taint]) -> list[dict[str, str]]:
+    """The tolerations that let a pod onto nodes with these taints."""
+    out = []
+    for taint in taints:
+        toleration = {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+        if not taint.value:
+            toleration = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+        out.append(toleration)
+    return out
+
+
+def env_list(env: dict[str, str]) -> list[dict[str, Any]]:
+    """An env map as a container's env list, in order."""
+    return [{"name": name, "value": value} for name, value in env.items()]
+
+
+def worker_template(
+    plan: JobPlan,
+    *,
+    role: str,
+    container: str,
+    command: list[str] | None,
+    args: list[str] | None = None,
+    restart_policy: str | None = None,
+    extra_env: list[dict[str, Any]] | None = None,
+    podgroup: str | None = None,
+) -> dict[str, Any]:
+    """The pod template of a GPU worker of the job on its pool."""
+    spec = plan.spec
+    resources: dict[str, Any] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources}
+    if spec.resources.cpu:
+        resources["cpu"] = spec.resources.cpu
+    if spec.resources.memory:
+        resources["memory"] = spec.resources.memory
+    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": plan.shm_size}}]
+    for mount in spec.volumes:
+        name = volume_name(mount.claim)
+        entry: dict[str, Any] = {"name": name, "mountPath": mount.mount_path}
+        if mount.read_only:
+            entry["readOnly"] = True
+        if mount.sub_path:
+            entry["subPath"] = mount.sub_path
+        mounts.append(entry)
+        if all(v["name"] != name for v in volumes):
+            claim: dict[str, Any] = {"claimName": mount.claim}
+            volumes.append({"name": name, "persistentVolumeClaim": claim})
+    if spec.deepspeed is not None:
+        mounts.append({"name": DEEPSPEED_VOLUME, "mountPath": spec.deepspeed.mount_path, "readOnly": True})
+        volumes.append({"name": DEEPSPEED_VOLUME, "configMap": {"name": deepspeed_configmap_name(plan)}})
+
+    body: dict[str, Any] = {"name": container, "image": spec.image}
+    if command is not None:
+        body["command"] = command
+    if args:
+        body["args"] = args
+    body["env"] = [*(extra_env or []), *env_list(plan.env)]
+    body["resources"] = {"limits": dict(resources), "requests": dict(resources)}
+    if plan.fabric.capabilities:
+        body["securityContext"] = {"capabilities": {"add": list(plan.fabric.capabilities)}}
+    body["volumeMounts"] = mounts
+
+    pod: dict[str, Any] = {}
+    if restart_policy:
+        pod["restartPolicy"] = restart_policy
+    _scheduling(plan, pod)
+    pod["nodeSelector"] = dict(plan.pool.node_selector)
+    pod["tolerations"] = tolerations(plan.pool.taints)
+    pod["containers"] = [body]
+    pod["volumes"] = volumes
+
+    annotations = dict(plan.fabric.annotations)
+    if podgroup:
+        annotations[VOLCANO_GROUP_ANNOTATION] = podgroup
+    meta: dict[str, Any] = {"labels": {INSTANCE_LABEL: plan.name, ROLE_LABEL: role, POOL_LABEL: plan.pool.name}}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"metadata": meta, "spec": pod}
+
+
+def launcher_template(plan: JobPlan, *, container: str, command: list[str], args: list[str]) -> dict[str, Any]:
+    """The pod template of a CPU-only launcher (mpirun): the job's environment, no GPUs."""
+    pod: dict[str, Any] = {}
+    _scheduling(plan, pod)
+    pod["containers"] = [
+        {
+            "name": container,
+            "image": plan.spec.image,
+            "command": command,
+            "args": args,
+            "env": env_list(plan.env),
+            "resources": {"requests": dict(LAUNCHER_REQUESTS)},
+        }
+    ]
+    return {"metadata": {"labels": {INSTANCE_LABEL: plan.name, ROLE_LABEL: "launcher"}}, "spec": pod}
+
+
+def deepspeed_configmap_name(plan: JobPlan) -> str:
+    """The ConfigMap that carries the job's ds_config.json."""
+    return f"{plan.name}-deepspeed"
+
+
+def _scheduling(plan: JobPlan, pod: dict[str, Any]) -> None:
+    if plan.scheduler == "volcano":
+        pod["schedulerName"] = "volcano"
+    if plan.spec.scheduler.priority_class:
+        pod["priorityClassName"] = plan.spec.scheduler.priority_class

@@ -1,0 +1,96 @@
+"""Queues of GPU capacity: Volcano Queues, or Kueue ResourceFlavors, ClusterQueues and LocalQueues."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.fabric import EFA_HUGEPAGES_MIB, EFA_HUGEPAGES_RESOURCE, EFA_RESOURCE
+from components.manifests.meta import metadata
+from components.manifests.pod import GPU_RESOURCE
+from components.models.platform import QueueSpec
+from components.pool import Pool
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+# Queues budget GPUs. For nodes whose size the catalog does not know, CPU and memory get a bound
+# no node reaches, so that only GPUs limit admission.
+_UNBOUNDED_CPU_PER_NODE = 1024
+_UNBOUNDED_MEMORY_GIB_PER_NODE = 16384
+
+
+def volcano_queue(queue: QueueSpec) -> dict[str, Any]:
+    """A Volcano Queue capped at the queue's GPUs."""
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": metadata(queue.name),
+        "spec": {
+            "weight": queue.weight,
+            "reclaimable": queue.reclaimable,
+            "capability": {GPU_RESOURCE: queue.gpus},
+        },
+    }
+
+
+def resource_flavor(pool: Pool) -> dict[str, Any]:
+    """The Kueue ResourceFlavor of a pool: its node labels and taints."""
+    spec: dict[str, Any] = {"nodeLabels": dict(pool.node_selector)}
+    if pool.taints:
+        spec["nodeTaints"] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+    return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": metadata(pool.name), "spec": spec}
+
+
+def pool_capacity(pool: Pool) -> dict[str, str | int]:
+    """What a full pool offers, per resource a worker on it requests."""
+    nodes = pool.max_nodes
+    capacity: dict[str, str | int] = {
+        "cpu": (pool.vcpus or _UNBOUNDED_CPU_PER_NODE) * nodes,
+        "memory": f"{(pool.memory_gib or _UNBOUNDED_MEMORY_GIB_PER_NODE) * nodes}Gi",
+        GPU_RESOURCE: pool.gpus_per_node * nodes,
+    }
+    if pool.fabric == "efa":
+        capacity[EFA_RESOURCE] = pool.efa_interfaces * nodes
+        capacity[EFA_HUGEPAGES_RESOURCE] = f"{EFA_HUGEPAGES_MIB * nodes}Mi"  # one EFA worker per node
+    if pool.rdma_resource:
+        capacity[pool.rdma_resource] = pool.gpus_per_node * nodes
+    for net in pool.networks:
+        if net.resource_name:
+            capacity[net.resource_name] = pool.gpus_per_node * nodes
+    return capacity
+
+
+def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
+    """A Kueue ClusterQueue: the queue's GPUs on each of its pools, other resources up to pool size."""
+    capacities = {pool.name: pool_capacity(pool) for pool in pools}
+    covered: list[str] = []
+    for capacity in capacities.values():
+        covered += [r for r in capacity if r not in covered]
+    flavors = []
+    for pool in pools:
+        capacity = capacities[pool.name]
+        resources = []
+        for resource in covered:
+            quota = capacity.get(resource, 0)
+            if resource == GPU_RESOURCE:
+                quota = min(queue.gpus, int(quota))
+            resources.append({"name": resource, "nominalQuota": quota})
+        flavors.append({"name": pool.name, "resources": resources})
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "ClusterQueue",
+        "metadata": metadata(queue.name),
+        "spec": {
+            "namespaceSelector": {},
+            "queueingStrategy": "BestEffortFIFO",
+            "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
+        },
+    }
+
+
+def local_queue(queue: QueueSpec, namespace: str) -> dict[str, Any]:
+    """A Kueue LocalQueue: how jobs in a namespace submit to a ClusterQueue."""
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "LocalQueue",
+        "metadata": metadata(queue.name, namespace),
+        "spec": {"clusterQueue": queue.name},
+    }

@@ -1,0 +1,37 @@
+"""Every object one TrainingJob emits, in the order they must be applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.manifests import deepspeed, gang, indexedjob
+from components.manifests.mpijob import mpijob
+from components.manifests.plan import JobPlan
+from components.manifests.pytorchjob import pytorchjob
+from components.manifests.tfjob import tfjob
+
+
+def objects(plan: JobPlan) -> list[dict[str, Any]]:
+    """The job's supporting objects first (ConfigMap, Service, PodGroup), the workload last."""
+    out: list[dict[str, Any]] = []
+    config = deepspeed.configmap(plan)
+    if config is not None:
+        out.append(config)
+    launcher = plan.spec.launcher
+    if launcher == "pytorch":
+        out.append(pytorchjob(plan))
+    elif launcher == "mpi":
+        out.append(mpijob(plan))
+    elif launcher == "tensorflow":
+        out.append(tfjob(plan))
+    else:
+        out.append(indexedjob.service(plan))
+        if plan.scheduler == "volcano":
+            out.append(gang.podgroup(plan, plan.name, plan.nodes))
+        out.append(indexedjob.job(plan))
+    return out
+
+
+def workload(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The workload among a job's objects (always the last)."""
+    return objects[-1]

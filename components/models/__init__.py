@@ -1,0 +1,56 @@
+"""Typed configuration: the stack, its pools, networks, storage, operators and TrainingJobs."""
+
+from components.models.base import Spec
+from components.models.cluster import AwsClusterSpec, ClusterSpec, ExistingClusterSpec, GcpClusterSpec
+from components.models.job import (
+    DeepSpeedSpec,
+    ElasticSpec,
+    JobSchedulerSpec,
+    Launcher,
+    ResourcesSpec,
+    TrainingJobSpec,
+    VolumeMountSpec,
+)
+from components.models.network import IpamSpec, NetworkConfig, NetworkSpec, RdmaSpec
+from components.models.nodepool import CapacitySpec, Fabric, NodePoolSpec, Taint
+from components.models.platform import (
+    GpuOperatorSpec,
+    NamespaceSpec,
+    QueueSpec,
+    SchedulerSpec,
+    TrainingOperatorSpec,
+)
+from components.models.stack import CONFIG_NAMESPACE, StackConfig
+from components.models.storage import StorageConfig, VolumeSpec
+
+__all__ = [
+    "CONFIG_NAMESPACE",
+    "AwsClusterSpec",
+    "CapacitySpec",
+    "ClusterSpec",
+    "DeepSpeedSpec",
+    "ElasticSpec",
+    "ExistingClusterSpec",
+    "Fabric",
+    "GcpClusterSpec",
+    "GpuOperatorSpec",
+    "IpamSpec",
+    "JobSchedulerSpec",
+    "Launcher",
+    "NamespaceSpec",
+    "NetworkConfig",
+    "NetworkSpec",
+    "NodePoolSpec",
+    "QueueSpec",
+    "RdmaSpec",
+    "ResourcesSpec",
+    "SchedulerSpec",
+    "Spec",
+    "StackConfig",
+    "StorageConfig",
+    "Taint",
+    "TrainingJobSpec",
+    "TrainingOperatorSpec",
+    "VolumeMountSpec",
+    "VolumeSpec",
+]

@@ -1,0 +1,103 @@
+"""The base of every spec: camelCase keys from config, snake_case in Python, unknown keys rejected."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from components import quantity
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+class Spec(BaseModel):
+    """A typed, immutable piece of configuration."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+    )
+
+    def to_config(self) -> dict[str, Any]:
+        """This spec as config data (camelCase keys, defaults included)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _dns1123_label(value: str) -> str:
+    if len(value) > 63 or not _DNS1123_LABEL.match(value):
+        raise ValueError(
+            f"'{value}' is not a DNS-1123 label: use at most 63 lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit"
+        )
+    return value
+
+
+def _dns1035_label(value: str) -> str:
+    if len(value) > 63 or not _DNS1035_LABEL.match(value):
+        raise ValueError(
+            f"'{value}' is not a DNS-1035 label: use at most 63 lowercase letters, digits and '-', "
+            "starting with a letter and ending with a letter or digit (e.g. 'llama-finetune')"
+        )
+    return value
+
+
+def _dns1123_subdomain(value: str) -> str:
+    if len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+        raise ValueError(f"'{value}' is not a DNS-1123 subdomain: use lowercase letters, digits, '-' and '.'")
+    return value
+
+
+def _scalar_to_str(value: Any) -> Any:
+    """YAML reads `cpu: 32` as a number and `debug: true` as a bool; Kubernetes wants strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+DnsLabel = Annotated[str, AfterValidator(_dns1123_label)]
+"""A DNS-1123 label: namespaces, pools, networks, queues."""
+
+JobName = Annotated[str, AfterValidator(_dns1035_label)]
+"""A DNS-1035 label: job names, which also name Services."""
+
+ObjectName = Annotated[str, AfterValidator(_dns1123_subdomain)]
+"""A DNS-1123 subdomain: PVC and ConfigMap names."""
+
+Quantity = Annotated[str, BeforeValidator(_scalar_to_str), AfterValidator(quantity.canonical)]
+"""A Kubernetes quantity such as "32", "500m" or "64Gi"."""
+
+EnvValue = Annotated[str, BeforeValidator(_scalar_to_str)]
+"""An environment variable value; numbers and booleans are written as strings."""
+
+
+_AT = "\x00"
+
+
+def at(field: str, message: str) -> ValueError:
+    """An error that a model validator raises about one of its fields, so the path names that field."""
+    return ValueError(f"{_AT}{field}{_AT}{message}")
+
+
+def split_at(message: str) -> tuple[str | None, str]:
+    """The field and message of an error made by `at`, or (None, message) for any other."""
+    if message.startswith(_AT):
+        _, field, rest = message.split(_AT, 2)
+        return field, rest
+    return None, message
+
+
+def snake(camel: str) -> str:
+    """The Python attribute name of a camelCase config key."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)

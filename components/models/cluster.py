@@ -1,0 +1,116 @@
+"""Where the platform runs: a new EKS or GKE cluster, or an existing Kubernetes cluster."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from components.models.base import DnsLabel, Spec
+
+KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
+
+
+class VpcSpec(Spec):
+    """A new VPC for an EKS cluster."""
+
+    cidr: str = "10.0.0.0/16"
+    """The VPC's IPv4 CIDR block. Default: 10.0.0.0/16."""
+
+
+class SystemPoolSpec(Spec):
+    """The untainted node pool that runs the add-ons (operators, schedulers, CSI controllers)."""
+
+    instance_type: str | None = None
+    """AWS instance type. Default: m6i.2xlarge on AWS."""
+    machine_type: str | None = None
+    """GCP machine type. Default: e2-standard-8 on GCP."""
+    min_nodes: int = Field(default=2, ge=1)
+    """Minimum nodes. Default: 2."""
+    max_nodes: int = Field(default=4, ge=1)
+    """Maximum nodes. Default: 4."""
+
+
+class AwsClusterSpec(Spec):
+    """An EKS cluster built with pulumi_aws."""
+
+    provider: Literal["aws"]
+    """Discriminator: `aws`."""
+    name: DnsLabel
+    """The EKS cluster name. Required."""
+    kubernetes_version: KubernetesVersion = "1.31"
+    """Kubernetes minor version. Default: "1.31"."""
+    region: str
+    """AWS region, e.g. us-east-1. Required."""
+    availability_zones: list[str] = Field(default_factory=list)
+    """Zones for the new VPC's subnets (at least two). Default: none, which requires vpcId/subnetIds."""
+    vpc: VpcSpec | None = None
+    """Create a VPC. Default: none (use vpcId and subnetIds)."""
+    vpc_id: str | None = None
+    """An existing VPC. Default: none."""
+    subnet_ids: list[str] = Field(default_factory=list)
+    """Existing subnets in that VPC, by zone. Default: none."""
+    endpoint_public_access: bool = True
+    """Whether the API server endpoint is public. Default: true."""
+    public_access_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    """CIDRs allowed to reach a public endpoint. Default: 0.0.0.0/0."""
+    adopt: bool = False
+    """Adopt an EKS cluster that already exists under `name` instead of creating one. Default: false."""
+    system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
+    """The add-on node group. Default: 2-4 m6i.2xlarge nodes."""
+
+    @model_validator(mode="after")
+    def _vpc_or_subnets(self) -> AwsClusterSpec:
+        if self.adopt:
+            return self
+        if self.vpc is not None and (self.vpc_id or self.subnet_ids):
+            raise ValueError("set either `vpc` (a new VPC) or `vpcId` with `subnetIds` (an existing one), not both")
+        if self.vpc is None and not (self.vpc_id and self.subnet_ids):
+            raise ValueError("set `vpc: {cidr: 10.0.0.0/16}` to create a VPC, or `vpcId` and `subnetIds` to use one")
+        if self.vpc is not None and len(self.availability_zones) < 2:
+            raise ValueError("a new VPC needs `availabilityZones` with at least two zones of the region")
+        return self
+
+
+class GcpClusterSpec(Spec):
+    """A GKE Standard cluster built with pulumi_gcp."""
+
+    provider: Literal["gcp"]
+    """Discriminator: `gcp`."""
+    name: DnsLabel
+    """The GKE cluster name. Required."""
+    kubernetes_version: KubernetesVersion = "1.31"
+    """Minimum master version (minor). Default: "1.31"."""
+    project: str
+    """GCP project id. Required."""
+    region: str
+    """GCP region, e.g. us-central1. Required."""
+    zone: str | None = None
+    """Make the cluster zonal in this zone. Default: regional."""
+    network: str = "default"
+    """VPC network name. Default: default."""
+    subnetwork: str | None = None
+    """Subnetwork name. Default: the network's auto subnet."""
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    """GKE release channel. Default: REGULAR."""
+    system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
+    """The add-on node pool. Default: 2-4 e2-standard-8 nodes."""
+
+
+class ExistingClusterSpec(Spec):
+    """A Kubernetes cluster that already exists; nothing is created cloud-side."""
+
+    provider: Literal["existing"]
+    """Discriminator: `existing`."""
+    name: DnsLabel
+    """A name for the cluster in outputs and labels. Required."""
+    kubernetes_version: KubernetesVersion = "1.31"
+    """The cluster's Kubernetes minor version, used to validate manifests. Default: "1.31"."""
+    kubeconfig: str | None = None
+    """Kubeconfig contents or path (store it as a secret). Default: the ambient kubeconfig."""
+    context: str | None = None
+    """Kubeconfig context. Default: the current context."""
+
+
+ClusterSpec = Annotated[AwsClusterSpec | GcpClusterSpec | ExistingClusterSpec, Field(discriminator="provider")]
+"""The cluster, by `provider`: aws, gcp or existing."""

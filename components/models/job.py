@@ -1,0 +1,180 @@
+"""TrainingJob: the workload an ML engineer declares."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from components.models.base import DnsLabel, EnvValue, JobName, ObjectName, Quantity, Spec, at
+
+Launcher = Literal["pytorch", "mpi", "tensorflow", "indexed"]
+"""pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service)."""
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+
+class ElasticSpec(Spec):
+    """Elastic training (torchrun with a c10d rendezvous): the job runs on between min and max nodes."""
+
+    min_nodes: int = Field(ge=1)
+    """Fewest nodes the job keeps running on. Required."""
+    max_nodes: int = Field(ge=1)
+    """Most nodes the job scales to. Required."""
+    max_restarts: int = Field(default=3, ge=0)
+    """Restarts of the worker group torchrun allows. Default: 3."""
+
+    @model_validator(mode="after")
+    def _range(self) -> ElasticSpec:
+        if self.min_nodes > self.max_nodes:
+            raise at("minNodes", f"minNodes ({self.min_nodes}) is greater than maxNodes ({self.max_nodes})")
+        return self
+
+
+class JobSchedulerSpec(Spec):
+    """Where the job queues; the scheduler type comes from the stack."""
+
+    queue: DnsLabel | None = None
+    """Queue name. Default: the stack's first queue, or Volcano's `default` queue."""
+    priority_class: str | None = None
+    """PriorityClass of the job's pods. Default: none."""
+
+
+class ResourcesSpec(Spec):
+    """CPU and memory of each worker; GPUs come from gpusPerNode."""
+
+    cpu: Quantity | None = None
+    """CPU per worker, e.g. "32". Default: none (no request or limit)."""
+    memory: Quantity | None = None
+    """Memory per worker, e.g. 512Gi. Default: none (no request or limit)."""
+
+
+class VolumeMountSpec(Spec):
+    """A claim mounted into every worker."""
+
+    claim: ObjectName
+    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required."""
+    mount_path: str = Field(pattern=r"^/")
+    """Where it is mounted, an absolute path. Required."""
+    read_only: bool = False
+    """Mount read-only. Default: false."""
+    sub_path: str | None = None
+    """Mount only this path inside the volume. Default: the whole volume."""
+
+
+class DeepSpeedSpec(Spec):
+    """A DeepSpeed config, shipped as a ConfigMap and passed as --deepspeed_config."""
+
+    config: dict[str, Any]
+    """The ds_config.json contents. Required."""
+    mount_path: str = Field(default="/etc/deepspeed", pattern=r"^/")
+    """Directory the ConfigMap is mounted at. Default: /etc/deepspeed."""
+
+    @property
+    def config_path(self) -> str:
+        """Where ds_config.json is inside the container."""
+        return f"{self.mount_path.rstrip('/')}/ds_config.json"
+
+
+class TrainingJobSpec(Spec):
+    """A distributed training job: what to run, on how many nodes of which pool, and how."""
+
+    name: JobName
+    """Job name, a DNS-1035 label. Required."""
+    namespace: DnsLabel = "training"
+    """Namespace. Default: training."""
+    launcher: Launcher = "pytorch"
+    """pytorch | mpi | tensorflow | indexed. Default: pytorch."""
+    image: str = Field(min_length=1)
+    """Container image. Required."""
+    command: list[str] = Field(min_length=1)
+    """The training program and its arguments, e.g. [train.py, --epochs=3]. torchrun / mpirun
+    flags are added by the launcher. Required."""
+    nodes: int | None = Field(default=None, ge=1)
+    """Nodes (one worker pod per node). Default: elastic.minNodes when elastic, else 1."""
+    gpus_per_node: int | None = Field(default=None, ge=1)
+    """GPUs per worker. Default: the pool's GPUs per node."""
+    node_pool: DnsLabel | None = None
+    """The pool the job runs on. Default: the stack's only pool."""
+    elastic: ElasticSpec | None = None
+    """Elastic training, pytorch only. Default: none."""
+    scheduler: JobSchedulerSpec = Field(default_factory=JobSchedulerSpec)
+    """Queue and priority. Default: the default queue, no priority class."""
+    resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    """CPU and memory per worker. Default: none."""
+    shm_size: Quantity | None = None
+    """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
+    volumes: list[VolumeMountSpec] = Field(default_factory=list)
+    """Claims to mount. Default: none."""
+    env: dict[str, EnvValue] = Field(default_factory=dict)
+    """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
+    nccl: dict[str, EnvValue] = Field(default_factory=dict)
+    """NCCL settings overriding the fabric's, as `debug: INFO` (NCCL_DEBUG) or `NCCL_BUFFSIZE: ...`.
+    Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
+    deepspeed: DeepSpeedSpec | None = None
+    """A DeepSpeed config. Default: none."""
+    backoff_limit: int = Field(default=3, ge=0)
+    """Retries before the job is marked failed. Default: 3."""
+    restart_policy: Literal["OnFailure", "Never"] | None = None
+    """Pod restart policy. Default: OnFailure for operator launchers, Never for indexed."""
+    port: int = Field(default=29400, ge=1024, le=65535)
+    """Rendezvous port of the indexed launcher. Default: 29400."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not _ENV_NAME.match(key):
+                raise ValueError(f"'{key}' is not a valid environment variable name")
+        return value
+
+    @field_validator("nccl")
+    @classmethod
+    def _nccl_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", key):
+                raise ValueError(f"'{key}' is not an NCCL setting such as debug, ibHca or NCCL_BUFFSIZE")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainingJobSpec:
+        if self.elastic is not None:
+            if self.launcher != "pytorch":
+                raise at("elastic", f"elastic training needs the pytorch launcher, not '{self.launcher}'")
+            nodes = self.world_nodes
+            if not self.elastic.min_nodes <= nodes <= self.elastic.max_nodes:
+                raise at(
+                    "nodes",
+                    f"nodes ({nodes}) must lie between elastic.minNodes ({self.elastic.min_nodes}) "
+                    f"and elastic.maxNodes ({self.elastic.max_nodes})",
+                )
+        mounts = [v.mount_path for v in self.volumes]
+        if self.deepspeed is not None:
+            mounts.append(self.deepspeed.mount_path)
+        for path in mounts:
+            if mounts.count(path) > 1:
+                raise at("volumes", f"two volumes are mounted at {path}")
+            if path.rstrip("/") == "/dev/shm":
+                raise at("volumes", "/dev/shm is mounted by the job itself; size it with shmSize")
+        return self
+
+    @property
+    def world_nodes(self) -> int:
+        """The nodes the job starts on."""
+        if self.nodes is not None:
+            return self.nodes
+        return self.elastic.min_nodes if self.elastic is not None else 1
+
+    @property
+    def nccl_env(self) -> dict[str, str]:
+        """The `nccl` overrides as environment variables (`ibHca` -> NCCL_IB_HCA)."""
+        return {nccl_env_name(key): value for key, value in self.nccl.items()}
+
+
+def nccl_env_name(key: str) -> str:
+    """The NCCL environment variable a `nccl:` key sets: debug -> NCCL_DEBUG, ibHca -> NCCL_IB_HCA."""
+    if key.isupper() or "_" in key:
+        upper = key.upper()
+        return upper if upper.startswith("NCCL_") else f"NCCL_{upper}"
+    return "NCCL_" + re.sub(r"(?<!^)(?=[A-Z])", "_", key).upper()

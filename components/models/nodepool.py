@@ -1,0 +1,104 @@
+"""GPU node pools: machine type, size, taints, placement, capacity and fabric."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from components.models.base import DnsLabel, Spec, at
+
+Fabric = Literal["efa", "infiniband", "roce", "tcp"]
+"""How GPUs talk across nodes."""
+
+GPU_TAINT_KEY = "nvidia.com/gpu"
+
+
+class Taint(Spec):
+    """A node taint; jobs on the pool get the matching toleration."""
+
+    key: str
+    """Taint key. Required."""
+    value: str = ""
+    """Taint value. Default: empty."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+    """Taint effect. Default: NoSchedule."""
+
+
+def default_taints() -> list[Taint]:
+    """The taint every GPU pool carries unless told otherwise: nvidia.com/gpu=true:NoSchedule."""
+    return [Taint(key=GPU_TAINT_KEY, value="true", effect="NoSchedule")]
+
+
+class CapacitySpec(Spec):
+    """How the pool's nodes are bought."""
+
+    type: Literal["on-demand", "spot", "reservation", "capacity-block", "flex-start"] = "on-demand"
+    """on-demand | spot | reservation (AWS ODCR or GCP specific reservation) | capacity-block (AWS
+    Capacity Block for ML) | flex-start (GCP DWS). Default: on-demand."""
+    reservation_id: str | None = None
+    """The reservation (ODCR id, Capacity Block id, or GCP reservation name). Required for
+    reservation and capacity-block; not allowed otherwise. Default: none."""
+
+    @model_validator(mode="after")
+    def _reservation_id(self) -> CapacitySpec:
+        needs = self.type in ("reservation", "capacity-block")
+        if needs and not self.reservation_id:
+            raise at("reservationId", f"capacity type '{self.type}' needs `reservationId` (the reservation to consume)")
+        if not needs and self.reservation_id:
+            raise at(
+                "reservationId",
+                f"`reservationId` is only used with capacity type reservation or capacity-block, not '{self.type}'",
+            )
+        return self
+
+
+class NodePoolSpec(Spec):
+    """A pool of identical GPU nodes."""
+
+    name: DnsLabel
+    """Pool name; jobs refer to it as `nodePool`. Required."""
+    instance_type: str | None = None
+    """AWS instance type, e.g. p5.48xlarge. Required on AWS."""
+    machine_type: str | None = None
+    """GCP machine type, e.g. a3-highgpu-8g. Required on GCP."""
+    accelerator_type: str | None = None
+    """GCP accelerator type. Default: from the catalog for the machine type."""
+    gpus_per_node: int | None = Field(default=None, ge=1)
+    """GPUs per node. Required on existing clusters; elsewhere derived from the catalog, and a
+    stated value that contradicts it is an error. Default: from the catalog."""
+    gpu_model: str | None = None
+    """GPU model, for summaries. Default: from the catalog."""
+    min_nodes: int = Field(default=0, ge=0)
+    """Minimum nodes. Default: 0."""
+    max_nodes: int = Field(ge=1)
+    """Maximum nodes; a job's `nodes` may not exceed it. Required."""
+    zone: str | None = None
+    """The zone the pool lives in. Required with EFA or a placement group. Default: none."""
+    taints: list[Taint] = Field(default_factory=default_taints)
+    """Node taints. Default: nvidia.com/gpu=true:NoSchedule."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra node labels. Default: none."""
+    placement: Literal["cluster", "compact", "none"] | None = None
+    """cluster (AWS cluster placement group) | compact (GCP compact placement) | none.
+    Default: cluster on AWS, compact on GCP, none on existing clusters."""
+    capacity: CapacitySpec = Field(default_factory=CapacitySpec)
+    """How nodes are bought. Default: on-demand."""
+    fabric: Fabric | None = None
+    """efa | infiniband | roce | tcp. Default: efa for an AWS type with EFA, else tcp."""
+    networks: list[DnsLabel] = Field(default_factory=list)
+    """NetworkAttachmentDefinitions a pod on this pool attaches (infiniband / roce). Default: none."""
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    """Existing clusters: the labels that find this pool's nodes. Required there."""
+    disk_size_gb: int = Field(default=500, ge=20)
+    """Root disk size in GiB. Default: 500."""
+    gpu_driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
+    """GKE-managed driver version. Default: DEFAULT."""
+
+    @model_validator(mode="after")
+    def _sizes(self) -> NodePoolSpec:
+        if self.min_nodes > self.max_nodes:
+            raise at("minNodes", f"minNodes ({self.min_nodes}) is greater than maxNodes ({self.max_nodes})")
+        if self.fabric in ("efa", "tcp") and self.networks:
+            raise at("networks", f"`networks` attach secondary RDMA networks; a '{self.fabric}' pool takes none")
+        return self

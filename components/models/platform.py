@@ -1,0 +1,68 @@
+"""The operators on the cluster: GPU Operator, Training Operator, and the gang scheduler."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from components.models.base import DnsLabel, Spec
+
+
+class GpuOperatorSpec(Spec):
+    """The NVIDIA GPU Operator."""
+
+    enabled: bool = True
+    """Install the GPU Operator. Default: true."""
+    driver: bool | None = None
+    """Run the containerized driver. Default: false on AWS (the accelerated AMI ships it) and
+    GCP (GKE-managed drivers), true on existing clusters."""
+    rdma: bool | None = None
+    """GPUDirect RDMA through nvidia-peermem (driver.rdma.enabled). Default: true when a pool's
+    fabric is infiniband or roce."""
+    use_host_mofed: bool = False
+    """MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed). Default: false."""
+
+
+class TrainingOperatorSpec(Spec):
+    """The Kubeflow Training Operator and the MPI Operator."""
+
+    enabled: bool = True
+    """Install the Training Operator (PyTorchJob, TFJob). Default: true."""
+    mpi: bool = True
+    """Install MPI Operator v2beta1 for MPIJobs. Default: true."""
+
+
+class QueueSpec(Spec):
+    """A queue of GPU capacity that jobs submit to."""
+
+    name: DnsLabel
+    """Queue name; jobs refer to it as `scheduler.queue`. Required."""
+    gpus: int = Field(ge=0)
+    """GPUs the queue may use at once. Required."""
+    weight: int = Field(default=1, ge=1)
+    """Share of the cluster when queues compete (Volcano). Default: 1."""
+    reclaimable: bool = True
+    """Whether other queues may reclaim its idle share (Volcano). Default: true."""
+    pools: list[DnsLabel] = Field(default_factory=list)
+    """Pools whose GPUs the queue draws on (Kueue flavors). Default: every pool."""
+    namespaces: list[DnsLabel] = Field(default_factory=list)
+    """Namespaces that get a LocalQueue for it (Kueue). Default: every namespace the stack uses."""
+
+
+class SchedulerSpec(Spec):
+    """The gang scheduler, so that a multi-node job starts whole or not at all."""
+
+    type: Literal["volcano", "kueue", "none"] = "volcano"
+    """volcano | kueue | none. Default: volcano."""
+    queues: list[QueueSpec] = Field(default_factory=list)
+    """Queues. Default: none (Volcano's `default` queue)."""
+
+
+class NamespaceSpec(Spec):
+    """A namespace the platform creates, optionally with a GPU quota."""
+
+    name: DnsLabel
+    """Namespace name. Required."""
+    gpu_quota: int | None = Field(default=None, ge=0)
+    """ResourceQuota on requests.nvidia.com/gpu. Default: none."""

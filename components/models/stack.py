@@ -1,0 +1,50 @@
+"""The whole stack configuration, as Pulumi.<stack>.yaml holds it under `gpu-training:`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from components.models.base import Spec
+from components.models.cluster import ClusterSpec
+from components.models.job import TrainingJobSpec
+from components.models.network import NetworkConfig
+from components.models.nodepool import NodePoolSpec
+from components.models.platform import (
+    GpuOperatorSpec,
+    NamespaceSpec,
+    SchedulerSpec,
+    TrainingOperatorSpec,
+)
+from components.models.storage import StorageConfig
+
+CONFIG_NAMESPACE = "gpu-training"
+"""The Pulumi config namespace: keys are `gpu-training:<key>`."""
+
+
+class StackConfig(Spec):
+    """Everything one stack (one environment) declares."""
+
+    cluster: ClusterSpec
+    """The cluster: provider aws, gcp or existing. Required."""
+    node_pools: list[NodePoolSpec] = Field(default_factory=list)
+    """GPU node pools. Default: none."""
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    """Multus, NADs, RDMA. Default: Multus on, no networks."""
+    gpu_operator: GpuOperatorSpec = Field(default_factory=GpuOperatorSpec)
+    """NVIDIA GPU Operator. Default: enabled."""
+    training_operator: TrainingOperatorSpec = Field(default_factory=TrainingOperatorSpec)
+    """Kubeflow Training Operator and MPI Operator. Default: both enabled."""
+    scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
+    """Gang scheduler and queues. Default: Volcano, no queues."""
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    """Checkpoint and dataset volumes. Default: none."""
+    namespaces: list[NamespaceSpec] = Field(default_factory=list)
+    """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
+    Default: none."""
+    jobs: list[TrainingJobSpec] = Field(default_factory=list)
+    """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The config keys a stack file may set, camelCase."""
+        return tuple(field.alias or name for name, field in cls.model_fields.items())

@@ -1,0 +1,323 @@
+"""A node pool resolved against the catalog and the network config: what a job placed on it needs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from components import catalog
+from components.errors import Issue
+from components.models.base import Spec
+from components.models.network import NetworkConfig
+from components.models.nodepool import Fabric, NodePoolSpec, Taint
+
+POOL_LABEL = "gpu-training/pool"
+"""The node label that pools this stack creates carry, and that jobs select on."""
+
+Provider = Literal["aws", "gcp", "existing"]
+
+
+class PodNetwork(Spec):
+    """A secondary network a pod on the pool attaches, with the interface name it sees."""
+
+    name: str
+    """The NetworkAttachmentDefinition."""
+    namespace: str
+    """Its namespace."""
+    interface: str
+    """The interface inside the pod, e.g. net1."""
+    resource_name: str | None = None
+    """The SR-IOV resource a pod requests for it, if any."""
+
+
+class Pool(Spec):
+    """What a job placed on a pool takes from it: GPUs, placement, fabric. Nothing is typed twice."""
+
+    name: str
+    """Pool name."""
+    provider: Provider
+    """aws | gcp | existing."""
+    machine_type: str | None = None
+    """Instance or machine type, when known."""
+    gpus_per_node: int = Field(ge=1)
+    """GPUs per node."""
+    gpu_model: str | None = None
+    """GPU model, when known."""
+    max_nodes: int = Field(ge=1)
+    """Most nodes the pool scales to."""
+    vcpus: int | None = None
+    """vCPUs per node, when known."""
+    memory_gib: int | None = None
+    """Host memory per node, when known."""
+    zone: str | None = None
+    """The pool's single zone, when it has one."""
+    placement: Literal["cluster", "compact", "none"] = "none"
+    """Placement group strategy."""
+    taints: list[Taint] = Field(default_factory=list)
+    """Node taints; jobs tolerate them."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Node labels the pool sets (pools this stack creates)."""
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    """The labels jobs select the pool's nodes by."""
+    fabric: Fabric = "tcp"
+    """efa | infiniband | roce | tcp."""
+    efa_interfaces: int = Field(default=0, ge=0)
+    """EFA devices per node, requested whole by each worker."""
+    efa_gpudirect: bool = False
+    """EFA supports GPUDirect RDMA on this type (FI_EFA_USE_DEVICE_RDMA=1)."""
+    networks: list[PodNetwork] = Field(default_factory=list)
+    """Secondary networks pods attach (infiniband / roce)."""
+    rdma_resource: str | None = None
+    """The RDMA shared-device resource pods request (infiniband / roce)."""
+    ib_hca: str = "mlx5"
+    """NCCL_IB_HCA for infiniband / roce."""
+
+    def networks_in(self, namespace: str) -> list[PodNetwork]:
+        """The pool's networks as a pod in `namespace` attaches them."""
+        return [n for n in self.networks if n.namespace == namespace]
+
+    def summary(self) -> str:
+        """One line naming the pool, its type, GPUs and fabric."""
+        kind = f"{self.machine_type}, " if self.machine_type else ""
+        model = f" {self.gpu_model}" if self.gpu_model else ""
+        return f"{self.name} ({kind}{self.gpus_per_node}x{model} GPU, {self.fabric}, up to {self.max_nodes} nodes)"
+
+
+def resolve_pools(
+    pools: list[NodePoolSpec], provider: Provider, region: str | None, network: NetworkConfig
+) -> tuple[dict[str, Pool], list[Issue]]:
+    """Every pool resolved, and the issues that stop one from resolving."""
+    resolved: dict[str, Pool] = {}
+    issues: list[Issue] = []
+    for index, spec in enumerate(pools):
+        path = f"nodePools[{index}]"
+        if spec.name in resolved:
+            issues.append(Issue(f"{path}.name", f"pool '{spec.name}' is declared twice; pool names are unique"))
+            continue
+        pool, found = _resolve(spec, provider, region, network, path)
+        issues.extend(found)
+        if pool is not None:
+            resolved[spec.name] = pool
+    return resolved, issues
+
+
+def _resolve(
+    spec: NodePoolSpec, provider: Provider, region: str | None, network: NetworkConfig, path: str
+) -> tuple[Pool | None, list[Issue]]:
+    issues: list[Issue] = []
+    machine = _machine(spec, provider, path, issues)
+    gpus = spec.gpus_per_node
+    if machine is not None:
+        if gpus is not None and gpus != machine.gpus:
+            issues.append(
+                Issue(
+                    f"{path}.gpusPerNode",
+                    f"{machine.name} has {machine.gpus} GPUs per node, not {gpus}; drop gpusPerNode to derive it",
+                )
+            )
+        gpus = machine.gpus
+    elif gpus is None:
+        known = "a type in the catalog or " if provider != "existing" else ""
+        issues.append(Issue(f"{path}.gpusPerNode", f"is required: name {known}the GPUs per node of this pool"))
+
+    zone = spec.zone
+    if zone and region and not zone.startswith(region):
+        issues.append(Issue(f"{path}.zone", f"zone '{zone}' is not in the cluster's region '{region}'"))
+
+    fabric = spec.fabric or ("efa" if machine is not None and machine.has_efa else "tcp")
+    placement = spec.placement or _default_placement(provider, zone, spec.capacity.type)
+    issues.extend(
+        _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
+    )
+
+    pod_networks = _pod_networks(spec, network, fabric, path, issues)
+    rdma_resource = (
+        network.rdma.resource_name if fabric in ("infiniband", "roce") and network.rdma.shared_device_plugin else None
+    )
+    if fabric in ("infiniband", "roce") and rdma_resource is None and not any(n.resource_name for n in pod_networks):
+        issues.append(
+            Issue(
+                f"{path}.fabric",
+                f"a {fabric} pod needs an RDMA device: enable network.rdma.sharedDevicePlugin "
+                "or attach an sriov / ib-sriov network",
+            )
+        )
+
+    if issues or gpus is None:
+        return None, issues
+    owned = provider != "existing"
+    labels = {**spec.labels, POOL_LABEL: spec.name} if owned else dict(spec.labels)
+    return Pool(
+        name=spec.name,
+        provider=provider,
+        machine_type=spec.instance_type or spec.machine_type,
+        gpus_per_node=gpus,
+        gpu_model=spec.gpu_model or (machine.gpu_model if machine else None),
+        max_nodes=spec.max_nodes,
+        vcpus=machine.vcpus if machine else None,
+        memory_gib=machine.memory_gib if machine else None,
+        zone=zone,
+        placement=placement,
+        taints=list(spec.taints),
+        labels=labels,
+        node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
+        fabric=fabric,
+        efa_interfaces=machine.efa_interfaces if fabric == "efa" and machine else 0,
+        efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
+        networks=pod_networks,
+        rdma_resource=rdma_resource,
+        ib_hca=network.rdma.hca,
+    ), []
+
+
+def _machine(spec: NodePoolSpec, provider: Provider, path: str, issues: list[Issue]) -> catalog.MachineType | None:
+    """The catalog entry of the pool's type, checking the type key fits the provider."""
+    if provider == "aws":
+        if spec.machine_type:
+            issues.append(Issue(f"{path}.machineType", "is a GCP key; AWS pools name an `instanceType`"))
+        if not spec.instance_type:
+            issues.append(Issue(f"{path}.instanceType", "is required on AWS, e.g. p5.48xlarge"))
+            return None
+        return catalog.lookup("aws", spec.instance_type)
+    if provider == "gcp":
+        if spec.instance_type:
+            issues.append(Issue(f"{path}.instanceType", "is an AWS key; GKE pools name a `machineType`"))
+        if not spec.machine_type:
+            issues.append(Issue(f"{path}.machineType", "is required on GCP, e.g. a3-highgpu-8g"))
+            return None
+        machine = catalog.lookup("gcp", spec.machine_type)
+        if machine is None and not spec.accelerator_type:
+            issues.append(
+                Issue(
+                    f"{path}.acceleratorType",
+                    f"is required: {spec.machine_type} is not in the catalog, so name its GPU type (e.g. nvidia-l4)",
+                )
+            )
+        return machine
+    if spec.instance_type:
+        return catalog.lookup("aws", spec.instance_type)
+    if spec.machine_type:
+        return catalog.lookup("gcp", spec.machine_type)
+    return None
+
+
+def _default_placement(provider: Provider, zone: str | None, capacity: str) -> Literal["cluster", "compact", "none"]:
+    # Reservations and capacity blocks carry their own placement; a placement group on top of
+    # them fails with InsufficientInstanceCapacity, so they get none unless asked.
+    if zone is None or capacity not in ("on-demand", "spot"):
+        return "none"
+    return {"aws": "cluster", "gcp": "compact"}.get(provider, "none")  # type: ignore[return-value]
+
+
+def _check_provider_options(
+    spec: NodePoolSpec,
+    provider: Provider,
+    *,
+    fabric: str,
+    placement: str,
+    machine: catalog.MachineType | None,
+    path: str,
+) -> list[Issue]:
+    issues: list[Issue] = []
+    if fabric == "efa":
+        if provider == "gcp":
+            issues.append(Issue(f"{path}.fabric", "EFA is an AWS fabric; GKE pools use tcp"))
+        elif machine is None:
+            issues.append(
+                Issue(
+                    f"{path}.fabric",
+                    f"EFA needs an instance type with EFA, and '{spec.instance_type}' is not in the catalog",
+                )
+            )
+        elif not machine.has_efa:
+            efa_types = ", ".join(
+                n for n in catalog.names("aws") if (m := catalog.lookup("aws", n)) and m.efa_interfaces >= 4
+            )
+            issues.append(
+                Issue(
+                    f"{path}.fabric",
+                    f"{machine.name} has no EFA; use an EFA instance type ({efa_types}) or fabric tcp",
+                )
+            )
+        if provider == "aws" and not spec.zone:
+            issues.append(Issue(f"{path}.zone", "an EFA pool lives in one availability zone: set `zone`"))
+    if fabric in ("infiniband", "roce") and provider == "gcp":
+        issues.append(Issue(f"{path}.fabric", f"{fabric} over Multus is not available on GKE; use tcp"))
+    allowed = {"aws": ("cluster", "none"), "gcp": ("compact", "none"), "existing": ("none",)}[provider]
+    if placement not in allowed:
+        what = {
+            "aws": "an AWS cluster placement group",
+            "gcp": "GKE compact placement",
+            "existing": "nothing: pools of an existing cluster are not created here",
+        }[provider]
+        issues.append(
+            Issue(
+                f"{path}.placement",
+                f"'{placement}' does not apply here; {provider} offers {what} ({' | '.join(allowed)})",
+            )
+        )
+    elif placement != "none" and not spec.zone:
+        issues.append(Issue(f"{path}.zone", f"{placement} placement keeps the pool in one zone: set `zone`"))
+    capacity = spec.capacity.type
+    if provider == "existing" and capacity != "on-demand":
+        issues.append(
+            Issue(f"{path}.capacity.type", "capacity applies to pools this stack creates, not an existing cluster's")
+        )
+    if provider == "gcp" and capacity == "capacity-block":
+        issues.append(Issue(f"{path}.capacity.type", "capacity-block is AWS's; on GKE use reservation or flex-start"))
+    if provider == "aws" and capacity == "flex-start":
+        issues.append(Issue(f"{path}.capacity.type", "flex-start is GKE's; on AWS use capacity-block or reservation"))
+    if provider == "existing" and not spec.node_selector:
+        issues.append(
+            Issue(
+                f"{path}.nodeSelector",
+                "is required on an existing cluster: the labels of this pool's nodes, "
+                "e.g. {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}",
+            )
+        )
+    if provider != "existing" and spec.node_selector:
+        issues.append(
+            Issue(
+                f"{path}.nodeSelector",
+                f"is for existing clusters; this stack labels its pools {POOL_LABEL}={spec.name}",
+            )
+        )
+    return issues
+
+
+def _pod_networks(
+    spec: NodePoolSpec, network: NetworkConfig, fabric: str, path: str, issues: list[Issue]
+) -> list[PodNetwork]:
+    out: list[PodNetwork] = []
+    if spec.networks and not network.multus.enabled:
+        issues.append(Issue(f"{path}.networks", "attaching networks needs Multus: set network.multus.enabled: true"))
+    for position, name in enumerate(spec.networks):
+        declared = [n for n in network.networks if n.name == name]
+        if not declared:
+            known = ", ".join(sorted({n.name for n in network.networks})) or "none"
+            issues.append(
+                Issue(
+                    f"{path}.networks[{position}]",
+                    f"network '{name}' is not declared in network.networks (declared: {known})",
+                )
+            )
+        for nad in declared:
+            out.append(
+                PodNetwork(
+                    name=nad.name,
+                    namespace=nad.namespace,
+                    interface=nad.interface or f"net{position + 1}",
+                    resource_name=nad.resource_name,
+                )
+            )
+    seen: dict[tuple[str, str], str] = {}
+    for net in out:
+        other = seen.setdefault((net.namespace, net.interface), net.name)
+        if other != net.name:
+            issues.append(
+                Issue(f"{path}.networks", f"networks '{other}' and '{net.name}' both use interface {net.interface}")
+            )
+    if fabric == "tcp" and out:
+        issues.append(Issue(f"{path}.fabric", "a tcp pool attaches no RDMA networks; set fabric: roce or infiniband"))
+    return out

@@ -1,0 +1,56 @@
+"""Kubernetes resource quantities: validation and comparison."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+}
+_QUANTITY = re.compile(
+    r"^(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+)
+
+
+def parse(value: str | int) -> Decimal:
+    """The numeric value of a quantity ("64Gi" -> 68719476736); ValueError when it is not one."""
+    text = str(value).strip()
+    match = _QUANTITY.match(text)
+    if not match:
+        raise ValueError(
+            f"'{value}' is not a Kubernetes quantity: write a number with an optional suffix, "
+            "such as 32, 500m, 64Gi or 2Ti"
+        )
+    try:
+        number = Decimal(match["num"])
+    except InvalidOperation as exc:  # pragma: no cover - the pattern admits only decimals
+        raise ValueError(f"'{value}' is not a Kubernetes quantity") from exc
+    suffix = match["suffix"] or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    if suffix[:1] in ("e", "E"):
+        return number * (Decimal(10) ** int(suffix[1:]))
+    return number * _DECIMAL[suffix]
+
+
+def canonical(value: str | int | float) -> str:
+    """A quantity as the string Kubernetes schemas accept, after checking it parses."""
+    text = str(value).strip()
+    parse(text)
+    return text
+
+
+def gibibytes(amount: int) -> str:
+    """A whole number of GiB as a quantity string."""
+    return f"{amount}Gi"

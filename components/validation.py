@@ -1,0 +1,169 @@
+"""Cross-object checks: a stack's jobs, pools, networks, volumes, queues and operators fit together."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from components.errors import ConfigError, Issue
+from components.manifests.plan import JobPlan, SchedulerKind, job_issues, plan
+from components.models import StackConfig, TrainingJobSpec
+from components.pool import Pool, resolve_pools
+
+_OPERATOR = {
+    "pytorch": ("trainingOperator.enabled", "the Training Operator"),
+    "tensorflow": ("trainingOperator.enabled", "the Training Operator"),
+    "mpi": ("trainingOperator.mpi", "the MPI Operator"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """A validated stack: its config, its resolved pools and its planned jobs."""
+
+    config: StackConfig
+    pools: dict[str, Pool]
+    jobs: tuple[JobPlan, ...]
+    namespaces: tuple[str, ...]
+
+    @property
+    def scheduler(self) -> SchedulerKind:
+        """volcano | kueue | none."""
+        return self.config.scheduler.type
+
+
+def resolve(config: StackConfig) -> Stack:
+    """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue."""
+    cluster = config.cluster
+    region = getattr(cluster, "region", None)
+    pools, issues = resolve_pools(config.node_pools, cluster.provider, region, config.network)
+    issues += _unique(config)
+    issues += _queues(config)
+    plans: list[JobPlan] = []
+    for index, job in enumerate(config.jobs):
+        path = f"jobs[{index}]"
+        found = _job_issues(config, pools, job, path)
+        issues += found
+        if not found:
+            pool = pools[_pool_name(config, job)]
+            plans.append(plan(job, pool, config.scheduler.type, _queue(config, job), path=path))
+    if issues:
+        raise ConfigError(issues)
+    return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=namespaces(config))
+
+
+def namespaces(config: StackConfig) -> tuple[str, ...]:
+    """Every namespace the stack declares or uses, in first-use order."""
+    names = [n.name for n in config.namespaces]
+    names += [n.namespace for n in config.network.networks]
+    names += [v.namespace for v in config.storage.volumes]
+    names += [j.namespace for j in config.jobs]
+    for queue in config.scheduler.queues:
+        names += queue.namespaces
+    return tuple(dict.fromkeys(names))
+
+
+def _pool_name(config: StackConfig, job: TrainingJobSpec) -> str | None:
+    if job.node_pool:
+        return job.node_pool
+    return config.node_pools[0].name if len(config.node_pools) == 1 else None
+
+
+def _queue(config: StackConfig, job: TrainingJobSpec) -> str | None:
+    if job.scheduler.queue:
+        return job.scheduler.queue
+    return config.scheduler.queues[0].name if config.scheduler.queues else None
+
+
+def _job_issues(config: StackConfig, pools: dict[str, Pool], job: TrainingJobSpec, path: str) -> list[Issue]:
+    issues: list[Issue] = []
+    declared = [p.name for p in config.node_pools]
+    name = _pool_name(config, job)
+    if name is None:
+        issues.append(
+            Issue(
+                f"{path}.nodePool",
+                f"is required when the stack has {len(declared)} pools; "
+                f"choose one of: {', '.join(declared) or 'none declared'}",
+            )
+        )
+    elif name not in declared:
+        issues.append(
+            Issue(
+                f"{path}.nodePool",
+                f"pool '{name}' is not declared in nodePools (declared: {', '.join(declared) or 'none'})",
+            )
+        )
+    elif name in pools:
+        issues += job_issues(job, pools[name], path)
+
+    operator = _OPERATOR.get(job.launcher)
+    if operator is not None:
+        key, what = operator
+        enabled = config.training_operator.enabled if key.endswith("enabled") else config.training_operator.mpi
+        if not enabled:
+            issues.append(
+                Issue(
+                    f"{path}.launcher",
+                    f"the {job.launcher} launcher needs {what}, which is disabled: set {key}: true "
+                    "or use the indexed launcher",
+                )
+            )
+
+    scheduler = config.scheduler
+    queues = [q.name for q in scheduler.queues]
+    if job.scheduler.queue and scheduler.type == "none":
+        issues.append(Issue(f"{path}.scheduler.queue", "the stack has no gang scheduler (scheduler.type: none)"))
+    elif job.scheduler.queue and job.scheduler.queue not in queues:
+        issues.append(
+            Issue(
+                f"{path}.scheduler.queue",
+                f"queue '{job.scheduler.queue}' is not declared in scheduler.queues "
+                f"(declared: {', '.join(queues) or 'none'})",
+            )
+        )
+    elif scheduler.type == "kueue" and not queues:
+        issues.append(Issue("scheduler.queues", "Kueue admits jobs through queues: declare at least one"))
+
+    claims = {(v.namespace, v.name) for v in config.storage.volumes}
+    for position, mount in enumerate(job.volumes):
+        if (job.namespace, mount.claim) not in claims:
+            issues.append(
+                Issue(
+                    f"{path}.volumes[{position}].claim",
+                    f"claim '{mount.claim}' is not declared in storage.volumes of namespace '{job.namespace}'",
+                )
+            )
+    return issues
+
+
+def _queues(config: StackConfig) -> list[Issue]:
+    issues: list[Issue] = []
+    pools = {p.name for p in config.node_pools}
+    for index, queue in enumerate(config.scheduler.queues):
+        for position, name in enumerate(queue.pools):
+            if name not in pools:
+                issues.append(
+                    Issue(f"scheduler.queues[{index}].pools[{position}]", f"pool '{name}' is not declared in nodePools")
+                )
+    if config.scheduler.type == "none" and config.scheduler.queues:
+        issues.append(Issue("scheduler.queues", "queues need a scheduler: set scheduler.type to volcano or kueue"))
+    return issues
+
+
+def _unique(config: StackConfig) -> list[Issue]:
+    issues: list[Issue] = []
+    groups = {
+        "network.networks": [(n.namespace, n.name) for n in config.network.networks],
+        "storage.volumes": [(v.namespace, v.name) for v in config.storage.volumes],
+        "jobs": [(j.namespace, j.name) for j in config.jobs],
+        "scheduler.queues": [("", q.name) for q in config.scheduler.queues],
+        "namespaces": [("", n.name) for n in config.namespaces],
+    }
+    for path, keys in groups.items():
+        counts = Counter(keys)
+        for index, item in enumerate(keys):
+            if counts[item] > 1 and keys.index(item) != index:
+                where = f" in namespace '{item[0]}'" if item[0] else ""
+                issues.append(Issue(f"{path}[{index}].name", f"'{item[1]}' is declared twice{where}; names are unique"))
+    return issues

@@ -63,7 +63,7 @@ def parse_stack(
     lines = dict(lines or {})
     data = _unwrap_secrets(dict(raw))
     issues: list[Issue] = []
-    known = StackConfig.keys()
+    known = StackConfig.config_keys()
     for key in [k for k in data if k not in known]:
         issues.append(Issue(key, _unknown_key(key, known)))
         del data[key]

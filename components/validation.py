@@ -46,7 +46,7 @@ def resolve(config: StackConfig) -> Stack:
         issues += found
         if not found:
             pool = pools[_pool_name(config, job)]
-            plans.append(plan(job, pool, config.scheduler.type, _queue(config, job), path=path))
+            plans.append(plan(job, pool, config.scheduler.type, default_queue(config), path=path))
     if issues:
         raise ConfigError(issues)
     return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=namespaces(config))
@@ -69,9 +69,8 @@ def _pool_name(config: StackConfig, job: TrainingJobSpec) -> str | None:
     return config.node_pools[0].name if len(config.node_pools) == 1 else None
 
 
-def _queue(config: StackConfig, job: TrainingJobSpec) -> str | None:
-    if job.scheduler.queue:
-        return job.scheduler.queue
+def default_queue(config: StackConfig) -> str | None:
+    """The queue of jobs that name none: the first declared."""
     return config.scheduler.queues[0].name if config.scheduler.queues else None
 
 

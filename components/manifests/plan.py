@@ -76,13 +76,17 @@ def plan(
     *,
     path: str = "",
 ) -> JobPlan:
-    """The job placed on the pool; ConfigError (naming `path`) when it does not fit."""
+    """The job placed on the pool; ConfigError (naming `path`) when it does not fit.
+
+    `queue` is used when the spec names none; under Volcano the fallback is its `default` queue.
+    """
     issues = job_issues(spec, pool, path)
     if issues:
         raise ConfigError(issues)
     gpus = spec.gpus_per_node or pool.gpus_per_node
     fabric = profile(pool, spec.namespace)
     env = {"NCCL_DEBUG": "WARN", **fabric.env, **spec.nccl_env, **spec.env}
+    queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
         queue = VOLCANO_DEFAULT_QUEUE
     return JobPlan(

@@ -45,6 +45,6 @@ class StackConfig(Spec):
     """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
 
     @classmethod
-    def keys(cls) -> tuple[str, ...]:
+    def config_keys(cls) -> tuple[str, ...]:
         """The config keys a stack file may set, camelCase."""
         return tuple(field.alias or name for name, field in cls.model_fields.items())

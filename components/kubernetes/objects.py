@@ -1,0 +1,48 @@
+"""One pulumi_kubernetes resource per manifest dict, typed for core kinds and generic for custom ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.errors import ConfigError
+from components.models.base import snake
+
+_TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
+    ("v1", "ResourceQuota"): k8s.core.v1.ResourceQuota,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
+    ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,
+    ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
+}
+
+
+class StackConfigError(ConfigError, pulumi.RunError):
+    """A config mistake, reported by Pulumi as a clean error without a traceback."""
+
+
+def logical_name(obj: dict[str, Any]) -> str:
+    """A stable Pulumi name for an object: kind, namespace and name."""
+    meta = obj["metadata"]
+    parts = [obj["kind"].lower(), meta.get("namespace"), meta["name"]]
+    return "-".join(p for p in parts if p)
+
+
+def kube_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> pulumi.CustomResource:
+    """The pulumi_kubernetes resource that creates `obj`."""
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    fields = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    typed = _TYPED.get((api_version, kind))
+    if typed is not None:
+        return typed(name, opts=opts, **{snake(k): v for k, v in fields.items()})
+    return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
+
+
+def as_pulumi_error(error: ConfigError) -> StackConfigError:
+    """The same issues as an error Pulumi prints without a traceback."""
+    return StackConfigError(error.issues)

@@ -1,0 +1,52 @@
+"""PlatformObjects: the namespaces, networks, storage and queues a stack declares, as a component."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components.kubernetes.objects import kube_object, logical_name
+from components.manifests import platform
+from components.manifests.meta import key
+from components.validation import Stack
+
+TOKEN = "gpu-training:index:PlatformObjects"
+# Kinds that hold or lead to data: deleting them from the stack must never delete the data.
+_KEEP = {"PersistentVolumeClaim", "StorageClass"}
+
+
+class PlatformObjects(pulumi.ComponentResource):
+    """Namespaces (with GPU quotas), NetworkAttachmentDefinitions, storage classes and claims, queues."""
+
+    objects: pulumi.Output[list[str]]
+    """The objects created, as Kind/namespace/name."""
+
+    def __init__(self, name: str, stack: Stack, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Create the stack's plain objects; claims are protected and kept when removed from the stack."""
+        super().__init__(TOKEN, name, {}, opts)
+        manifests = platform.objects(stack)
+        holding = {v.namespace for v in stack.config.storage.volumes}
+        namespaces: dict[str, pulumi.Resource] = {}
+        self.resources: dict[str, pulumi.Resource] = {}
+        for obj in manifests:
+            self.resources[key(obj)] = resource = kube_object(
+                logical_name(obj), obj, self._options(obj, holding, namespaces)
+            )
+            if obj["kind"] == "Namespace":
+                namespaces[obj["metadata"]["name"]] = resource
+        self.objects = pulumi.Output.from_input([key(o) for o in manifests])
+        self.register_outputs({"objects": self.objects})
+
+    def _options(
+        self, obj: dict[str, Any], holding: set[str], namespaces: dict[str, pulumi.Resource]
+    ) -> pulumi.ResourceOptions:
+        kind, meta = obj["kind"], obj["metadata"]
+        depends = [namespaces[meta["namespace"]]] if meta.get("namespace") in namespaces else []
+        keep = kind in _KEEP or (kind == "Namespace" and meta["name"] in holding)
+        return pulumi.ResourceOptions(
+            parent=self,
+            depends_on=depends,
+            retain_on_delete=keep or None,
+            protect=(kind == "PersistentVolumeClaim") or None,
+        )

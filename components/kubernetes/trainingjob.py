@@ -1,0 +1,83 @@
+"""TrainingJob: a distributed training job on a GPU pool, as a Pulumi component."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+from pydantic import ValidationError
+
+from components.config import parse_job, validation_issues
+from components.errors import ConfigError
+from components.kubernetes.objects import as_pulumi_error, kube_object
+from components.manifests import trainingjob
+from components.manifests.meta import key
+from components.manifests.plan import JobPlan, SchedulerKind, plan
+from components.models.job import TrainingJobSpec
+from components.pool import Pool
+
+TOKEN = "gpu-training:index:TrainingJob"
+
+
+class TrainingJob(pulumi.ComponentResource):
+    """A PyTorchJob, MPIJob, TFJob or Indexed Job with everything it needs, placed on a GPU pool."""
+
+    world_size: pulumi.Output[int]
+    """Processes across the job: nodes x GPUs per node."""
+    objects: pulumi.Output[list[str]]
+    """The objects created, as Kind/namespace/name."""
+    workload: pulumi.Output[str]
+    """The workload object (PyTorchJob, MPIJob, TFJob or Job), as Kind/namespace/name."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: TrainingJobSpec | Mapping[str, Any] | None = None,
+        *,
+        pool: Pool | Mapping[str, Any],
+        scheduler: SchedulerKind = "none",
+        queue: str | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+        **fields: Any,
+    ) -> None:
+        """Place a job on `pool`: pass a TrainingJobSpec, a config mapping, or its fields as keywords.
+
+        `scheduler` is the cluster's gang scheduler (volcano | kueue | none); `queue` the queue
+        when the spec names none. Config mistakes raise a clean error naming the field.
+        """
+        super().__init__(TOKEN, name, {}, opts)
+        try:
+            self.plan: JobPlan = plan(_spec(name, spec, fields), _pool(pool), scheduler, queue)
+        except ConfigError as exc:
+            raise as_pulumi_error(exc) from None
+        manifests = trainingjob.objects(self.plan)
+        self.manifests: list[dict[str, Any]] = manifests
+        supporting: list[pulumi.Resource] = []
+        for obj in manifests[:-1]:
+            supporting.append(kube_object(f"{name}-{obj['kind'].lower()}", obj, pulumi.ResourceOptions(parent=self)))
+        workload = manifests[-1]
+        self.resource = kube_object(
+            f"{name}-{workload['kind'].lower()}",
+            workload,
+            pulumi.ResourceOptions(parent=self, depends_on=supporting),
+        )
+        self.world_size = pulumi.Output.from_input(self.plan.world_size)
+        self.objects = pulumi.Output.from_input([key(o) for o in manifests])
+        self.workload = pulumi.Output.from_input(key(workload))
+        self.register_outputs({"worldSize": self.world_size, "objects": self.objects, "workload": self.workload})
+
+
+def _spec(name: str, spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> TrainingJobSpec:
+    if isinstance(spec, TrainingJobSpec):
+        return parse_job({**spec.to_config(), **fields}) if fields else spec
+    return parse_job({"name": name, **(spec or {}), **fields})
+
+
+def _pool(pool: Pool | Mapping[str, Any]) -> Pool:
+    if isinstance(pool, Pool):
+        return pool
+    try:
+        return Pool.model_validate(dict(pool))
+    except ValidationError as exc:
+        raise ConfigError(validation_issues(exc, Pool, prefix="pool")) from None

@@ -1,0 +1,56 @@
+"""The Pulumi program: read the stack's config, validate it, and compose the components."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pulumi
+
+from components.config import parse_stack, read_stack_file
+from components.errors import ConfigError
+from components.kubernetes.objects import as_pulumi_error
+from components.kubernetes.platformobjects import PlatformObjects
+from components.kubernetes.trainingjob import TrainingJob
+from components.models import CONFIG_NAMESPACE, StackConfig
+from components.validation import Stack, default_queue, resolve
+
+
+def load() -> Stack:
+    """The current stack's config from Pulumi config, validated; a clean Pulumi error otherwise."""
+    config = pulumi.Config(CONFIG_NAMESPACE)
+    raw: dict[str, Any] = {}
+    for name in StackConfig.config_keys():
+        value = config.get_object(name)
+        if value is not None:
+            raw[name] = value
+    source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
+    lines = read_stack_file(source)[1] if source.is_file() else {}
+    try:
+        return resolve(parse_stack(raw, source=source.name, lines=lines))
+    except ConfigError as exc:
+        raise as_pulumi_error(exc) from None
+
+
+def run(stack: Stack) -> dict[str, Any]:
+    """Create the stack's resources; return what it exports."""
+    platform = PlatformObjects("platform", stack)
+    jobs = {}
+    for plan in stack.jobs:
+        jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
+            f"{plan.namespace}-{plan.name}",
+            plan.spec,
+            pool=plan.pool,
+            scheduler=stack.scheduler,
+            queue=default_queue(stack.config),
+            opts=pulumi.ResourceOptions(depends_on=[platform]),
+        )
+    exports = {
+        "cluster": stack.config.cluster.name,
+        "pools": {name: pool.to_config() for name, pool in stack.pools.items()},
+        "platformObjects": platform.objects,
+        "jobs": {name: {"workload": job.workload, "worldSize": job.world_size} for name, job in jobs.items()},
+    }
+    for name, value in exports.items():
+        pulumi.export(name, value)
+    return exports

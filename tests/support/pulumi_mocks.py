@@ -1,0 +1,86 @@
+"""Pulumi mocks that record every registration with its inputs and options (protect, retain, dependencies)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime.mocks import MockMonitor
+
+
+@dataclass
+class Registration:
+    """One resource the program registered."""
+
+    type: str
+    name: str
+    urn: str
+    inputs: dict[str, Any]
+    parent: str
+    dependencies: list[str] = field(default_factory=list)
+    protect: bool = False
+    retain_on_delete: bool = False
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Mocks that echo inputs as state."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.inputs[(args.typ, args.name)] = args.inputs
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {}
+
+
+class RecordingMonitor(MockMonitor):
+    """A mock monitor that keeps each registration's options."""
+
+    def __init__(self, mocks: RecordingMocks) -> None:
+        super().__init__(mocks)
+        self.recording = mocks
+        self.registrations: list[Registration] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.registrations.append(
+                Registration(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    inputs=self.recording.inputs.get((request.type, request.name), {}),
+                    parent=request.parent,
+                    dependencies=list(request.dependencies),
+                    protect=bool(request.protect),
+                    retain_on_delete=bool(request.retainOnDelete),
+                )
+            )
+        return response
+
+    def of_type(self, type_: str) -> list[Registration]:
+        """The registrations of one resource type."""
+        return [r for r in self.registrations if r.type == type_]
+
+    def named(self, name: str) -> Registration:
+        """The registration with this logical name."""
+        found = [r for r in self.registrations if r.name == name]
+        assert len(found) == 1, f"{len(found)} resources named {name}: {[r.name for r in self.registrations]}"
+        return found[0]
+
+
+def run(program: Any) -> Any:
+    """Run `program()` under the mocks and wait until every registration is done; return its result."""
+    result: list[Any] = []
+
+    @pulumi.runtime.test
+    def _wrapper() -> Any:
+        result.append(program())
+        return None
+
+    _wrapper()
+    return result[0]

@@ -1,0 +1,60 @@
+"""Validate emitted objects: core kinds with kubernetes-validate (strict), custom resources with their CRD schema."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CRDS = Path(os.environ.get("GPU_TRAINING_CRD_SCHEMAS", REPO.parent / "shared" / "schemas" / "crds"))
+KUBERNETES_VERSION = "1.31"
+
+
+def crd_schema_path(obj: dict[str, Any]) -> Path | None:
+    """The CRD schema file of a custom resource (kubeconform layout), or None for a core kind."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    if not group or "." not in group or group.endswith(".k8s.io") and group in _CORE_GROUPS:
+        return None
+    return CRDS / group / f"{obj['kind'].lower()}_{version}.json"
+
+
+_CORE_GROUPS = {"storage.k8s.io", "scheduling.k8s.io", "rbac.authorization.k8s.io", "networking.k8s.io"}
+
+
+@functools.cache
+def _crd_validator(path: Path) -> jsonschema.protocols.Validator:
+    schema = json.loads(path.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
+    """Every schema violation of one object (empty when it is valid)."""
+    path = crd_schema_path(obj)
+    if path is None:
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.path)
+            return [f"{obj['kind']}/{obj['metadata'].get('name')}: {where}: {exc.message}"]
+        return []
+    if not CRDS.is_dir():
+        pytest.skip(f"CRD schemas not found at {CRDS} (set GPU_TRAINING_CRD_SCHEMAS or clone beside ../shared)")
+    if not path.is_file():
+        return [f"no CRD schema for {obj['apiVersion']} {obj['kind']} at {path}"]
+    return [
+        f"{obj['kind']}/{obj['metadata'].get('name')}: {'.'.join(str(p) for p in e.absolute_path)}: {e.message[:300]}"
+        for e in _crd_validator(path).iter_errors(obj)
+    ]
+
+
+def assert_valid(*objects: dict[str, Any]) -> None:
+    """Fail with every violation when any object does not validate against its schema."""
+    found = [e for obj in objects for e in errors(obj)]
+    assert not found, "\n".join(found)

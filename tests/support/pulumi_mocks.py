@@ -45,7 +45,7 @@ class RecordingMonitor(MockMonitor):
         self.recording = mocks
         self.registrations: list[Registration] = []
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
+    def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             self.registrations.append(

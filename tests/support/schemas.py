@@ -20,7 +20,7 @@ KUBERNETES_VERSION = "1.31"
 def crd_schema_path(obj: dict[str, Any]) -> Path | None:
     """The CRD schema file of a custom resource (kubeconform layout), or None for a core kind."""
     group, _, version = obj["apiVersion"].rpartition("/")
-    if not group or "." not in group or group.endswith(".k8s.io") and group in _CORE_GROUPS:
+    if "." not in group or group in _CORE_GROUPS:
         return None
     return CRDS / group / f"{obj['kind'].lower()}_{version}.json"
 

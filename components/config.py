@@ -60,11 +60,12 @@ def parse_stack(
     base_dir: Path | None = None,
 ) -> StackConfig:
     """A StackConfig from config keys (camelCase, as Pulumi config gives them); ConfigError otherwise."""
-    lines = dict(lines or {})
+    lines = lines if lines is not None else {}
     data = _unwrap_secrets(dict(raw))
     issues: list[Issue] = []
     known = StackConfig.config_keys()
-    for key in [k for k in data if k not in known]:
+    names = set(known) | set(StackConfig.model_fields)
+    for key in [k for k in data if k not in names]:
         issues.append(Issue(key, _unknown_key(key, known)))
         del data[key]
     if "jobs" in data:

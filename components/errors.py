@@ -25,8 +25,12 @@ class Issue:
 class ConfigError(ValueError):
     """A configuration mistake; its message lists every issue found, one per line."""
 
-    def __init__(self, issues: Iterable[Issue] | str, path: str = "") -> None:
-        self.issues: tuple[Issue, ...] = (Issue(path, issues),) if isinstance(issues, str) else tuple(issues)
+    def __init__(self, issues: Iterable[Issue] | Issue | str, path: str = "") -> None:
+        if isinstance(issues, str):
+            issues = [Issue(path, issues)]
+        elif isinstance(issues, Issue):
+            issues = [issues]
+        self.issues: tuple[Issue, ...] = tuple(issues)
         super().__init__("\n".join(str(i) for i in self.issues))
 
     def located(self, source: str, lines: dict[str, int]) -> ConfigError:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
 from components.manifests.plan import JobPlan, SchedulerKind, job_issues, plan
 from components.models import StackConfig, TrainingJobSpec
@@ -44,12 +48,35 @@ def resolve(config: StackConfig) -> Stack:
         path = f"jobs[{index}]"
         found = _job_issues(config, pools, job, path)
         issues += found
-        if not found:
+        if not found and _pool_name(config, job) in pools:
             pool = pools[_pool_name(config, job)]
             plans.append(plan(job, pool, config.scheduler.type, default_queue(config), path=path))
     if issues:
         raise ConfigError(issues)
     return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=namespaces(config))
+
+
+def resolve_file(path: str | Path) -> Stack:
+    """The validated stack of a stack file; errors name the file and line."""
+    path = Path(path)
+    raw, lines = read_stack_file(path)
+    return resolve_raw(raw, source=str(path), lines=lines, base_dir=path.parent)
+
+
+def resolve_raw(
+    raw: Mapping[str, Any],
+    *,
+    source: str | None = None,
+    lines: dict[str, int] | None = None,
+    base_dir: Path | None = None,
+) -> Stack:
+    """The validated stack of raw config keys; errors name `source` and the line when given."""
+    lines = dict(lines or {})
+    config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
+    try:
+        return resolve(config)
+    except ConfigError as exc:
+        raise (exc.located(source, lines) if source else exc) from None
 
 
 def namespaces(config: StackConfig) -> tuple[str, ...]:

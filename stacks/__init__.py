@@ -7,13 +7,13 @@ from typing import Any
 
 import pulumi
 
-from components.config import parse_stack, read_stack_file
+from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
 from components.kubernetes.trainingjob import TrainingJob
 from components.models import CONFIG_NAMESPACE, StackConfig
-from components.validation import Stack, default_queue, resolve
+from components.validation import Stack, default_queue, resolve_raw
 
 
 def load() -> Stack:
@@ -27,7 +27,7 @@ def load() -> Stack:
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
     lines = read_stack_file(source)[1] if source.is_file() else {}
     try:
-        return resolve(parse_stack(raw, source=source.name, lines=lines))
+        return resolve_raw(raw, source=source.name, lines=lines)
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
 

@@ -6,10 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from components.config import load_stack_file
 from components.errors import ConfigError
 from components.render import render, write
-from components.validation import resolve
+from components.validation import resolve_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +32,7 @@ def _render(args: argparse.Namespace) -> int:
     path = args.config or Path(f"Pulumi.{args.stack}.yaml")
     name = path.stem.removeprefix("Pulumi.") if args.config else args.stack
     out = args.out or Path("rendered") / name
-    rendered = render(resolve(load_stack_file(path)))
+    rendered = render(resolve_file(path))
     files = write(rendered.objects, out)
     print(rendered.summary())
     print(f"wrote {len(files)} files to {out}/")

@@ -1,0 +1,299 @@
+"""Loading stack config: camelCase keys, file and line in errors, one clear message per mistake."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import load_stack_file, parse_job, parse_stack
+from components.errors import ConfigError
+from components.validation import resolve, resolve_file
+
+BASE: dict[str, Any] = {
+    "cluster": {"provider": "existing", "name": "train-dev"},
+    "nodePools": [
+        {
+            "name": "h100",
+            "gpusPerNode": 8,
+            "maxNodes": 4,
+            "fabric": "roce",
+            "networks": ["roce-network"],
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        }
+    ],
+    "network": {
+        "networks": [
+            {
+                "name": "roce-network",
+                "namespace": "training",
+                "type": "macvlan",
+                "master": "enp94s0f0",
+                "ipam": {"range": "192.168.10.0/24"},
+            }
+        ]
+    },
+    "scheduler": {"type": "volcano", "queues": [{"name": "research", "gpus": 32}]},
+    "storage": {
+        "volumes": [
+            {
+                "name": "training-checkpoints",
+                "backend": "nfs",
+                "server": "nfs.example.internal",
+                "share": "/exports/checkpoints",
+                "size": "2Ti",
+            }
+        ]
+    },
+    "jobs": [
+        {
+            "name": "llama-finetune",
+            "image": "registry.example.com/training:v2.0",
+            "command": ["train.py"],
+            "nodes": 2,
+            "nodePool": "h100",
+            "volumes": [{"claim": "training-checkpoints", "mountPath": "/checkpoints"}],
+        }
+    ],
+}
+
+
+def stack(**changes: Any) -> dict[str, Any]:
+    """The base stack with changes applied at dotted paths (`jobs.0.nodes=9`)."""
+    data = copy.deepcopy(BASE)
+    for dotted, value in changes.items():
+        *parents, last = dotted.split("__")
+        node: Any = data
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+    return data
+
+
+def error_of(raw: dict[str, Any]) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        resolve(parse_stack(raw))
+    return caught.value
+
+
+def test_the_base_stack_is_valid() -> None:
+    resolved = resolve(parse_stack(BASE))
+    assert [p.name for p in resolved.jobs] == ["llama-finetune"]
+    assert resolved.namespaces == ("training",)
+
+
+def test_snake_case_keys_are_accepted_too() -> None:
+    raw = stack(nodePools=[{**BASE["nodePools"][0]}])
+    raw["node_pools"] = raw.pop("nodePools")
+    raw["node_pools"][0]["max_nodes"] = raw["node_pools"][0].pop("maxNodes")
+    assert resolve(parse_stack(raw)).pools["h100"].max_nodes == 4
+
+
+@pytest.mark.parametrize(
+    ("changes", "path", "message"),
+    [
+        (
+            {"jobs__0__nodePool": "a100"},
+            "jobs[0].nodePool",
+            "pool 'a100' is not declared in nodePools (declared: h100)",
+        ),
+        ({"jobs__0__gpusPerNode": 16}, "jobs[0].gpusPerNode", "16 GPUs per node, but pool 'h100' has 8"),
+        ({"jobs__0__nodes": 9}, "jobs[0].nodes", "9 nodes, but pool 'h100' has at most 4"),
+        (
+            {"jobs__0__launcher": "mpi", "jobs__0__elastic": {"minNodes": 1, "maxNodes": 2}},
+            "jobs[0].elastic",
+            "elastic training needs the pytorch launcher, not 'mpi'",
+        ),
+        ({"nodePools__0__minNodes": 5}, "nodePools[0].minNodes", "minNodes (5) is greater than maxNodes (4)"),
+        (
+            {"jobs__0__elastic": {"minNodes": 3, "maxNodes": 2}},
+            "jobs[0].elastic.minNodes",
+            "minNodes (3) is greater than maxNodes (2)",
+        ),
+        ({"jobs__0__name": "Llama_Finetune"}, "jobs[0].name", "'Llama_Finetune' is not a DNS-1035 label"),
+        ({"jobs__0__name": "9lives"}, "jobs[0].name", "starting with a letter"),
+        ({"nodePools__0__name": "H100"}, "nodePools[0].name", "is not a DNS-1123 label"),
+        ({"jobs__0__shmSize": "64GB"}, "jobs[0].shmSize", "'64GB' is not a Kubernetes quantity"),
+        ({"jobs__0__resources": {"memory": "lots"}}, "jobs[0].resources.memory", "is not a Kubernetes quantity"),
+        ({"jobs__0__nodeCount": 2}, "jobs[0].nodeCount", "unknown key 'nodeCount'"),
+        (
+            {"nodePools__0__networks": ["ib-network"]},
+            "nodePools[0].networks[0]",
+            "network 'ib-network' is not declared",
+        ),
+        (
+            {"trainingOperator": {"enabled": False}},
+            "jobs[0].launcher",
+            "the pytorch launcher needs the Training Operator, which is disabled: set trainingOperator.enabled: true",
+        ),
+        (
+            {"trainingOperator": {"mpi": False}, "jobs__0__launcher": "mpi"},
+            "jobs[0].launcher",
+            "needs the MPI Operator, which is disabled: set trainingOperator.mpi: true",
+        ),
+        ({"jobs__0__scheduler": {"queue": "prod"}}, "jobs[0].scheduler.queue", "queue 'prod' is not declared"),
+        (
+            {"jobs__0__volumes": [{"claim": "datasets", "mountPath": "/data"}]},
+            "jobs[0].volumes[0].claim",
+            "claim 'datasets' is not declared in storage.volumes of namespace 'training'",
+        ),
+        (
+            {"jobs__0__launcher": "jax"},
+            "jobs[0].launcher",
+            "must be one of 'pytorch', 'mpi', 'tensorflow' or 'indexed'",
+        ),
+        (
+            {"cluster": {"provider": "azure", "name": "x"}},
+            "cluster.provider",
+            "must be one of 'aws', 'gcp', 'existing'",
+        ),
+        (
+            {"jobs__0__command": ["torchrun", "train.py"]},
+            "jobs[0].command",
+            "the pytorch launcher runs torchrun itself",
+        ),
+        (
+            {"jobs__0__nccl": {"socketIfname": "ib0"}},
+            "jobs[0].nccl.socketIfname",
+            "'ib0' is not an interface of this pod (eth0, net1)",
+        ),
+        (
+            {"jobs__0__resources": {"memory": "32Gi"}, "jobs__0__shmSize": "64Gi"},
+            "jobs[0].shmSize",
+            "64Gi of /dev/shm does not fit in resources.memory 32Gi",
+        ),
+        ({"nodePools__0__nodeSelector": {}}, "nodePools[0].nodeSelector", "is required on an existing cluster"),
+    ],
+)
+def test_each_mistake_gives_one_clear_error(changes: dict[str, Any], path: str, message: str) -> None:
+    error = error_of(stack(**changes))
+    assert len(error.issues) == 1, str(error)
+    assert error.issues[0].path == path
+    assert message in error.issues[0].message
+
+
+def test_unknown_top_level_key_suggests_the_right_one() -> None:
+    raw = stack()
+    raw["nodePool"] = raw.pop("nodePools")
+    error = error_of(raw)
+    assert "nodePool: unknown key 'nodePool'; did you mean 'nodePools'?" in str(error)
+
+
+def test_efa_on_an_instance_without_efa() -> None:
+    raw = {
+        "cluster": {
+            "provider": "aws",
+            "name": "prod",
+            "region": "us-east-1",
+            "vpc": {},
+            "availabilityZones": ["us-east-1a", "us-east-1b"],
+        },
+        "nodePools": [
+            {"name": "g5", "instanceType": "g5.xlarge", "maxNodes": 2, "zone": "us-east-1a", "fabric": "efa"}
+        ],
+    }
+    error = error_of(raw)
+    assert [i.path for i in error.issues] == ["nodePools[0].fabric"]
+    assert "g5.xlarge has no EFA; use an EFA instance type" in error.issues[0].message
+    assert "p5.48xlarge" in error.issues[0].message
+
+
+def test_gpus_per_node_contradicting_the_catalog() -> None:
+    raw = {
+        "cluster": {
+            "provider": "aws",
+            "name": "prod",
+            "region": "us-east-1",
+            "vpc": {},
+            "availabilityZones": ["us-east-1a", "us-east-1b"],
+        },
+        "nodePools": [
+            {"name": "p5", "instanceType": "p5.48xlarge", "gpusPerNode": 4, "maxNodes": 2, "zone": "us-east-1a"}
+        ],
+    }
+    error = error_of(raw)
+    assert (
+        str(error) == "nodePools[0].gpusPerNode: p5.48xlarge has 8 GPUs per node, not 4; drop gpusPerNode to derive it"
+    )
+
+
+def test_several_mistakes_are_all_reported() -> None:
+    error = error_of(stack(jobs__0__nodes=9, nodePools__0__name="H100"))
+    assert len(error.issues) >= 1
+    assert any(i.path == "nodePools[0].name" for i in error.issues)
+
+
+def test_missing_required_field_says_what_it_is() -> None:
+    raw = stack()
+    del raw["jobs"][0]["image"]
+    error = error_of(raw)
+    assert str(error) == "jobs[0].image: is required: Container image"
+
+
+def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    raw = stack(jobs__0__nodes=9)
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump({"config": {f"gpu-training:{k}": v for k, v in raw.items()}}, sort_keys=False))
+    with pytest.raises(ConfigError) as caught:
+        resolve_file(path)
+    issue = caught.value.issues[0]
+    line = path.read_text().splitlines()[issue.line - 1] if issue.line else ""
+    assert issue.source == str(path)
+    assert "nodes: 9" in line
+    assert str(caught.value).startswith(f"{path}:{issue.line}: jobs[0].nodes:")
+
+
+def test_yaml_syntax_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text("config:\n  gpu-training:cluster:\n    provider: existing\n    name: [oops\n")
+    with pytest.raises(ConfigError) as caught:
+        load_stack_file(path)
+    assert str(caught.value).startswith(f"{path}:")
+    assert "YAML syntax error" in str(caught.value)
+    assert caught.value.issues[0].line in (4, 5)
+
+
+def test_a_missing_stack_file_says_how_to_fix_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"no such stack file.*--config"):
+        load_stack_file(tmp_path / "Pulumi.nope.yaml")
+
+
+def test_keys_of_other_namespaces_are_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    doc = {"config": {"aws:region": "us-east-1", **{f"gpu-training:{k}": v for k, v in BASE.items()}}}
+    path.write_text(yaml.safe_dump(doc))
+    assert load_stack_file(path).cluster.name == "train-dev"
+
+
+def test_secure_values_are_read_as_placeholders(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    cluster = {"provider": "existing", "name": "x", "kubeconfig": {"secure": "v1:abc"}}
+    path.write_text(yaml.safe_dump({"config": {"gpu-training:cluster": cluster}}))
+    assert load_stack_file(path).cluster.kubeconfig == "[secret]"
+
+
+def test_jobs_can_live_in_their_own_files(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "finetune.yaml").write_text(yaml.safe_dump(BASE["jobs"][0]))
+    raw = stack(jobs=["jobs/finetune.yaml"])
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump({"config": {f"gpu-training:{k}": v for k, v in raw.items()}}))
+    assert [j.name for j in resolve(load_stack_file(path)).config.jobs] == ["llama-finetune"]
+
+
+def test_a_missing_job_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"jobs\[0\]: no such job file: jobs/nope.yaml"):
+        parse_stack(stack(jobs=["jobs/nope.yaml"]), base_dir=tmp_path)
+
+
+def test_parse_job_prefixes_the_path() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_job({"name": "x", "image": "i", "command": ["a"], "nodes": 0}, path="jobs[3]")
+    assert caught.value.issues[0].path == "jobs[3].nodes"
+    assert "must be greater than or equal to 1 (got 0)" in caught.value.issues[0].message

@@ -53,19 +53,30 @@ class TrainingJob(pulumi.ComponentResource):
             raise as_pulumi_error(exc) from None
         manifests = trainingjob.objects(self.plan)
         self.manifests: list[dict[str, Any]] = manifests
+        # Children wait for what the component waits for (namespace, claims, operators): a
+        # component's depends_on does not hold back resources created inside it.
+        upstream = _depends_on(opts)
         supporting: list[pulumi.Resource] = []
         for obj in manifests[:-1]:
-            supporting.append(kube_object(f"{name}-{obj['kind'].lower()}", obj, pulumi.ResourceOptions(parent=self)))
+            child = pulumi.ResourceOptions(parent=self, depends_on=upstream)
+            supporting.append(kube_object(f"{name}-{obj['kind'].lower()}", obj, child))
         workload = manifests[-1]
         self.resource = kube_object(
             f"{name}-{workload['kind'].lower()}",
             workload,
-            pulumi.ResourceOptions(parent=self, depends_on=supporting),
+            pulumi.ResourceOptions(parent=self, depends_on=[*upstream, *supporting]),
         )
         self.world_size = pulumi.Output.from_input(self.plan.world_size)
         self.objects = pulumi.Output.from_input([key(o) for o in manifests])
         self.workload = pulumi.Output.from_input(key(workload))
         self.register_outputs({"worldSize": self.world_size, "objects": self.objects, "workload": self.workload})
+
+
+def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    depends = opts.depends_on if opts is not None else None
+    if depends is None:
+        return []
+    return list(depends) if isinstance(depends, list | tuple) else [depends]  # type: ignore[list-item]
 
 
 def _spec(name: str, spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> TrainingJobSpec:

@@ -1,0 +1,89 @@
+"""TrainingJob under Pulumi mocks: it registers exactly what the pure builders produce."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+from components import TrainingJob
+from components.kubernetes.objects import StackConfigError
+from components.manifests import trainingjob
+from components.manifests.plan import plan
+from tests.support.factories import job, pool
+from tests.support.pulumi_mocks import RecordingMonitor, run
+
+LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed"]
+
+
+def _strip_kind(inputs: dict) -> dict:
+    return {k: v for k, v in inputs.items() if k not in ("apiVersion", "kind")}
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_registers_the_objects_the_builders_produce(pulumi_mocks: RecordingMonitor, launcher: str) -> None:
+    spec = job(launcher=launcher, deepspeed={"config": {"train_batch_size": 8}} if launcher == "pytorch" else None)
+    target = pool("roce")
+    run(lambda: TrainingJob("train", spec, pool=target, scheduler="volcano", queue="research"))
+
+    expected = trainingjob.objects(plan(spec, target, "volcano", "research"))
+    children = [r for r in pulumi_mocks.registrations if r.type != "gpu-training:index:TrainingJob"]
+    assert len(children) == len(expected)
+    for obj, registered in zip(expected, children, strict=True):
+        group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+        assert registered.type == f"kubernetes:{group}:{obj['kind']}"
+        assert _strip_kind(registered.inputs) == _strip_kind(obj)
+
+
+def test_children_are_parented_and_the_workload_waits_for_its_supporting_objects(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    spec = job(launcher="indexed", deepspeed={"config": {"zero_optimization": {"stage": 3}}})
+    run(lambda: TrainingJob("finetune", spec, pool=pool("roce"), scheduler="volcano"))
+
+    component = pulumi_mocks.named("finetune")
+    assert component.type == "gpu-training:index:TrainingJob"
+    children = [r for r in pulumi_mocks.registrations if r is not component]
+    assert {r.name for r in children} == {"finetune-configmap", "finetune-service", "finetune-podgroup", "finetune-job"}
+    assert all(r.parent == component.urn for r in children)
+    workload = pulumi_mocks.named("finetune-job")
+    supporting = {pulumi_mocks.named(n).urn for n in ("finetune-configmap", "finetune-service", "finetune-podgroup")}
+    assert set(workload.dependencies) == supporting
+
+
+def test_outputs_world_size_and_objects(pulumi_mocks: RecordingMonitor) -> None:
+    spec = job(launcher="mpi", nodes=3)
+
+    def program() -> pulumi.Output:
+        component = TrainingJob("allreduce", spec, pool=pool("tcp"))
+        return pulumi.Output.all(component.world_size, component.objects, component.workload)
+
+    outputs: list = []
+    run(lambda: program().apply(outputs.append))
+    world_size, objects, workload = outputs[0]
+    assert world_size == 24
+    assert objects == ["MPIJob/training/train"]
+    assert workload == "MPIJob/training/train"
+
+
+def test_takes_keyword_fields_and_a_pool_as_plain_data(pulumi_mocks: RecordingMonitor) -> None:
+    target = pool("efa").to_config()
+    component = run(
+        lambda: TrainingJob(
+            "pretrain", image="registry.example.com/train:v1", command=["train.py"], nodes=2, pool=target
+        )
+    )
+    assert component.plan.spec.name == "pretrain"
+    worker = component.manifests[-1]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"] == 32
+
+
+def test_a_job_that_does_not_fit_its_pool_is_a_clean_pulumi_error(pulumi_mocks: RecordingMonitor) -> None:
+    with pytest.raises(StackConfigError) as caught:
+        run(lambda: TrainingJob("big", job(nodes=9), pool=pool("tcp")))
+    assert isinstance(caught.value, pulumi.RunError)
+    assert "nodes: 9 nodes, but pool 'h100' has at most 4" in str(caught.value)
+
+
+def test_a_bad_field_names_its_path(pulumi_mocks: RecordingMonitor) -> None:
+    with pytest.raises(StackConfigError, match=r"nodes: must be greater than or equal to 1 \(got 0\)"):
+        run(lambda: TrainingJob("bad", image="i", command=["train.py"], nodes=0, pool=pool("tcp")))

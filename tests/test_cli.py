@@ -1,0 +1,61 @@
+"""`python -m components render`: offline, files per object, a summary, and no traceback on mistakes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from components.cli import main
+from components.render import MARKER
+from tests.support.schemas import assert_valid
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_render_dev_writes_every_object_and_a_summary(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "dev"
+    assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "pool h100 (8x NVIDIA H100 80GB GPU, roce, up to 4 nodes): 2 jobs, 7 pods, 48 GPUs" in printed
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
+    assert "training/pytorchjob-llama-finetune.yaml" in files
+    assert "_cluster/queue-research.yaml" in files
+    objects = [yaml.safe_load(p.read_text()) for p in out.rglob("*.yaml")]
+    assert_valid(*objects)
+
+
+def test_render_replaces_its_own_output_and_refuses_a_foreign_folder(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "out"
+    assert main(["render", "--out", str(out)]) == 0
+    (out / "training" / "stale.yaml").write_text("kind: Stale\n")
+    assert main(["render", "--out", str(out)]) == 0
+    assert not (out / "training" / "stale.yaml").exists() and (out / MARKER).exists()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    assert main(["render", "--out", str(foreign)]) == 1
+    assert (foreign / "notes.txt").read_text() == "keep me"
+    assert "not empty and was not written by render" in capsys.readouterr().err
+
+
+def test_a_config_mistake_prints_the_error_without_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "Pulumi.bad.yaml"
+    text = (REPO / "Pulumi.dev.yaml").read_text().replace("nodes: 4\n", "nodes: 40\n", 1)
+    bad.write_text(text)
+    result = subprocess.run(
+        [sys.executable, "-m", "components", "render", "--config", str(bad), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"{bad}:" in result.stderr and "jobs[0].nodes: 40 nodes, but pool 'h100' has at most 4" in result.stderr

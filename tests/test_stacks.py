@@ -1,0 +1,58 @@
+"""The Pulumi program under mocks: each stack file's config becomes the resources it declares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+
+import stacks
+from components.kubernetes.objects import StackConfigError
+from components.render import render
+from components.validation import resolve_file
+from tests.support.pulumi_mocks import RecordingMonitor, run
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def use_stack_config(path: Path) -> None:
+    """Give the mocked program the config a `pulumi up` of that stack file would."""
+    document = yaml.safe_load(path.read_text())
+    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in document["config"].items()})
+
+
+def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    use_stack_config(REPO / "Pulumi.dev.yaml")
+    exports = run(lambda: stacks.run(stacks.load()))
+
+    rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
+    kinds = {(r.inputs.get("kind"), r.inputs.get("metadata", {}).get("name")) for r in pulumi_mocks.registrations}
+    for obj in rendered.objects:
+        assert (obj["kind"], obj["metadata"]["name"]) in kinds
+    jobs = pulumi_mocks.of_type("gpu-training:index:TrainingJob")
+    platform = pulumi_mocks.named("platform")
+    assert {j.name for j in jobs} == {"training-llama-finetune", "training-nccl-allreduce"}
+    namespace = pulumi_mocks.named("namespace-training")
+    claim = pulumi_mocks.named("persistentvolumeclaim-training-training-checkpoints")
+    for workload in ("training-llama-finetune-pytorchjob", "training-nccl-allreduce-mpijob"):
+        edges = pulumi_mocks.named(workload).dependencies
+        assert namespace.urn in edges and claim.urn in edges, "jobs wait for their namespace, NADs, claims, queues"
+    assert platform.type == "gpu-training:index:PlatformObjects"
+    assert exports["pools"]["h100"]["gpusPerNode"] == 8
+    assert exports["cluster"] == "train-dev"
+
+
+def test_a_config_mistake_is_a_clean_error_naming_file_and_line(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    document["config"]["gpu-training:jobs"][0]["nodes"] = 9
+    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in document["config"].items()})
+    with pytest.raises(StackConfigError) as caught:
+        stacks.load()
+    assert isinstance(caught.value, pulumi.RunError), "Pulumi prints a RunError without a traceback"
+    assert str(caught.value).startswith("Pulumi.dev.yaml:")
+    assert "jobs[0].nodes: 9 nodes, but pool 'h100' has at most 4" in str(caught.value)

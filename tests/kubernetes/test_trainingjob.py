@@ -26,9 +26,10 @@ def test_registers_the_objects_the_builders_produce(pulumi_mocks: RecordingMonit
     run(lambda: TrainingJob("train", spec, pool=target, scheduler="volcano", queue="research"))
 
     expected = trainingjob.objects(plan(spec, target, "volcano", "research"))
-    children = [r for r in pulumi_mocks.registrations if r.type != "gpu-training:index:TrainingJob"]
+    children = {r.name: r for r in pulumi_mocks.registrations if r.type != "gpu-training:index:TrainingJob"}
     assert len(children) == len(expected)
-    for obj, registered in zip(expected, children, strict=True):
+    for obj in expected:
+        registered = children[f"train-{obj['kind'].lower()}"]
         group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
         assert registered.type == f"kubernetes:{group}:{obj['kind']}"
         assert _strip_kind(registered.inputs) == _strip_kind(obj)

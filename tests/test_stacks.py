@@ -42,6 +42,10 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
         edges = pulumi_mocks.named(workload).dependencies
         assert namespace.urn in edges and claim.urn in edges, "jobs wait for their namespace, NADs, claims, queues"
     assert platform.type == "gpu-training:index:PlatformObjects"
+    provider = pulumi_mocks.of_type("pulumi:providers:kubernetes")
+    assert len(provider) == 1 and provider[0].inputs["context"] == "train-dev"
+    kubernetes = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")]
+    assert kubernetes and all(r.provider.startswith(provider[0].urn) for r in kubernetes), "every object on the cluster"
     assert exports["pools"]["h100"]["gpusPerNode"] == 8
     assert exports["cluster"] == "train-dev"
 

@@ -21,6 +21,7 @@ class Registration:
     dependencies: list[str] = field(default_factory=list)
     protect: bool = False
     retain_on_delete: bool = False
+    provider: str = ""
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -58,6 +59,7 @@ class RecordingMonitor(MockMonitor):
                     dependencies=list(request.dependencies),
                     protect=bool(request.protect),
                     retain_on_delete=bool(request.retainOnDelete),
+                    provider=request.provider,
                 )
             )
         return response

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -33,8 +34,13 @@ def job_labels(job: str) -> dict[str, str]:
 
 
 def volume_name(claim: str) -> str:
-    """A pod volume name (a DNS-1123 label) for a claim name (a DNS-1123 subdomain)."""
-    return re.sub(r"[^a-z0-9-]", "-", claim)[:63].strip("-")
+    """The pod volume of a claim: `claim-<name>`, distinct for distinct claims and from the job's own volumes."""
+    base = re.sub(r"[^a-z0-9-]", "-", claim)
+    if base == claim and len(base) <= 57:
+        return f"claim-{base}"
+    # Dots were replaced or the name was cut: a digest of the claim keeps names apart.
+    digest = hashlib.sha256(claim.encode()).hexdigest()[:8]
+    return f"claim-{base[:48].strip('-')}-{digest}"
 
 
 def key(obj: dict[str, Any]) -> str:

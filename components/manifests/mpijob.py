@@ -37,6 +37,15 @@ def mpirun_args(plan: JobPlan) -> list[str]:
     return [*args, *plan.program]
 
 
+def launcher_creation_policy(plan: JobPlan) -> str:
+    """When the launcher pod is created: after the workers are ready, unless a Volcano gang waits for it.
+
+    A gang that counts the launcher never schedules the workers until the launcher exists, so
+    waiting for ready workers first would deadlock (kubeflow/mpi-operator#608).
+    """
+    return "AtStartup" if plan.scheduler == "volcano" else "WaitForWorkersReady"
+
+
 def mpijob(plan: JobPlan) -> dict[str, Any]:
     """The MPIJob of an mpi-launcher job."""
     run_policy: dict[str, Any] = {"backoffLimit": plan.spec.backoff_limit, "cleanPodPolicy": "Running"}
@@ -51,7 +60,7 @@ def mpijob(plan: JobPlan) -> dict[str, Any]:
             "slotsPerWorker": plan.gpus_per_node,
             "runPolicy": run_policy,
             "mpiImplementation": "OpenMPI",
-            "launcherCreationPolicy": "WaitForWorkersReady",
+            "launcherCreationPolicy": launcher_creation_policy(plan),
             "mpiReplicaSpecs": {
                 "Launcher": {
                     "replicas": 1,

@@ -110,7 +110,9 @@ def default_shm(gpus: int, memory: str | None, node_memory_gib: int | None) -> s
         cap = min(cap, quantity.parse(memory) / 2)
     if node_memory_gib is not None:
         cap = min(cap, Decimal(node_memory_gib) * 2**30 / 2)
-    return quantity.gibibytes(max(1, int(cap // 2**30)))
+    if cap >= 2**30:
+        return quantity.gibibytes(int(cap // 2**30))
+    return f"{max(1, int(cap // 2**20))}Mi"
 
 
 def job_issues(spec: TrainingJobSpec, pool: Pool, path: str = "") -> list[Issue]:
@@ -161,15 +163,26 @@ def job_issues(spec: TrainingJobSpec, pool: Pool, path: str = "") -> list[Issue]
             )
         )
     fabric = profile(pool, spec.namespace)
-    ifname = spec.nccl_env.get("NCCL_SOCKET_IFNAME") or spec.env.get("NCCL_SOCKET_IFNAME")
+    # env overrides nccl, so the value the pod gets is env's when both set it.
+    from_env = "NCCL_SOCKET_IFNAME" in spec.env
+    ifname = spec.env.get("NCCL_SOCKET_IFNAME") or spec.nccl_env.get("NCCL_SOCKET_IFNAME")
     if ifname and not _names_interface(ifname, fabric.interfaces):
         issues.append(
             Issue(
-                f"{p}nccl.socketIfname" if "NCCL_SOCKET_IFNAME" in spec.nccl_env else f"{p}env.NCCL_SOCKET_IFNAME",
+                f"{p}env.NCCL_SOCKET_IFNAME" if from_env else f"{p}nccl.socketIfname",
                 f"'{ifname}' is not an interface of this pod ({', '.join(fabric.interfaces)})",
             )
         )
     memory = spec.resources.memory
+    if any(r.startswith("hugepages-") for r in fabric.resources) and not (memory or spec.resources.cpu):
+        node = f" ({pool.machine_type} has {pool.memory_gib} GiB)" if pool.memory_gib else ""
+        issues.append(
+            Issue(
+                f"{p}resources.memory",
+                f"an {pool.fabric} worker requests huge pages, and Kubernetes then requires a memory or cpu "
+                f"request: set resources.memory{node}",
+            )
+        )
     if spec.shm_size and memory and quantity.parse(spec.shm_size) >= quantity.parse(memory):
         issues.append(
             Issue(

@@ -61,8 +61,7 @@ def worker_template(
             entry["subPath"] = mount.sub_path
         mounts.append(entry)
         if all(v["name"] != name for v in volumes):
-            claim: dict[str, Any] = {"claimName": mount.claim}
-            volumes.append({"name": name, "persistentVolumeClaim": claim})
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": mount.claim}})
     if spec.deepspeed is not None:
         mounts.append({"name": DEEPSPEED_VOLUME, "mountPath": spec.deepspeed.mount_path, "readOnly": True})
         volumes.append({"name": DEEPSPEED_VOLUME, "configMap": {"name": deepspeed_configmap_name(plan)}})

@@ -15,11 +15,12 @@ _PREFIX = {"nfs": "nfs", "efs": "efs", "fsx-lustre": "fsx", "filestore": "filest
 
 
 def storage_class_name(volume: VolumeSpec) -> str:
-    """The StorageClass a volume's claim uses: the named one, or the one made for its backend."""
+    """The StorageClass a volume's claim uses: the named one, or the one made for it (cluster-wide, so
+    named after its namespace too)."""
     if volume.backend == "storageClass":
         assert volume.class_name is not None  # enforced by VolumeSpec
         return volume.class_name
-    return f"{_PREFIX[volume.backend]}-{volume.name}"[:253]
+    return f"{_PREFIX[volume.backend]}-{volume.namespace}-{volume.name}"[:253]
 
 
 def storage_class(volume: VolumeSpec) -> dict[str, Any] | None:

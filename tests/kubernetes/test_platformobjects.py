@@ -25,7 +25,7 @@ def test_claims_are_protected_and_kept_and_namespaced_objects_wait_for_their_nam
     run(lambda: PlatformObjects("platform", stack))
     claim = pulumi_mocks.named("persistentvolumeclaim-training-training-checkpoints")
     assert claim.protect and claim.retain_on_delete
-    storage_class = pulumi_mocks.named("storageclass-nfs-training-checkpoints")
+    storage_class = pulumi_mocks.named("storageclass-nfs-training-training-checkpoints")
     assert storage_class.retain_on_delete and storage_class.inputs["reclaimPolicy"] == "Retain"
     namespace = pulumi_mocks.named("namespace-training")
     assert namespace.retain_on_delete, "a namespace holding claims would delete them with it"

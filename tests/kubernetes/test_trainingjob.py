@@ -70,7 +70,12 @@ def test_takes_keyword_fields_and_a_pool_as_plain_data(pulumi_mocks: RecordingMo
     target = pool("efa").to_config()
     component = run(
         lambda: TrainingJob(
-            "pretrain", image="registry.example.com/train:v1", command=["train.py"], nodes=2, pool=target
+            "pretrain",
+            image="registry.example.com/train:v1",
+            command=["train.py"],
+            nodes=2,
+            resources={"memory": "1800Gi"},
+            pool=target,
         )
     )
     assert component.plan.spec.name == "pretrain"

@@ -18,6 +18,10 @@ ROCE_NETWORK = {
 }
 
 
+EFA_RESOURCES = {"memory": "1800Gi"}
+"""What an EFA worker on p5.48xlarge states: huge pages need a memory request beside them."""
+
+
 def pool(fabric: str = "tcp", **overrides: Any) -> Pool:
     """A resolved pool: an existing-cluster 8-GPU pool, or a p5.48xlarge pool for efa."""
     network = NetworkConfig.model_validate({"networks": [ROCE_NETWORK]})
@@ -54,5 +58,7 @@ def job(**fields: Any) -> TrainingJobSpec:
 
 
 def planned(fabric: str = "tcp", scheduler: SchedulerKind = "none", queue: str | None = None, **fields: Any) -> JobPlan:
-    """A job planned on a pool of the given fabric."""
+    """A job planned on a pool of the given fabric (EFA workers get the memory request huge pages need)."""
+    if fabric == "efa":
+        fields.setdefault("resources", EFA_RESOURCES)
     return plan(job(**fields), pool(fabric), scheduler, queue)

@@ -1,0 +1,293 @@
+"""Tests for planning a job on a pool: derived values, environment, and what stops a job from fitting."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components import quantity
+from components.errors import ConfigError, Issue
+from components.manifests.plan import default_shm, job_issues, plan
+from components.manifests.trainingjob import objects
+from tests.support.factories import EFA_RESOURCES, job, planned, pool
+from tests.support.schemas import assert_valid
+
+
+def issue_at(issues: list[Issue], path: str) -> Issue:
+    found = [i for i in issues if i.path == path]
+    assert len(found) == 1, issues
+    return found[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(nodes=st.integers(1, 16), gpus=st.integers(1, 8))
+def test_world_size_is_nodes_times_gpus(nodes: int, gpus: int) -> None:
+    p = plan(job(nodes=nodes, gpusPerNode=gpus), pool("tcp", maxNodes=16))
+    assert (p.nodes, p.gpus_per_node, p.world_size) == (nodes, gpus, nodes * gpus)
+
+
+def test_gpus_default_to_the_pools() -> None:
+    assert planned().gpus_per_node == 8
+    assert planned("efa").gpus_per_node == 8
+
+
+def test_nodes_default_to_one_or_the_elastic_minimum() -> None:
+    assert planned(nodes=None).nodes == 1
+    assert planned(nodes=None, elastic={"minNodes": 3, "maxNodes": 4}).nodes == 3
+
+
+def test_min_nodes_is_the_gang_size() -> None:
+    assert planned(nodes=4).min_nodes == 4
+    assert planned(nodes=3, elastic={"minNodes": 2, "maxNodes": 4}).min_nodes == 2
+
+
+@pytest.mark.parametrize(
+    ("gpus", "memory", "node_gib", "expected"),
+    [
+        (8, None, None, "64Gi"),
+        (1, None, None, "8Gi"),
+        (8, "512Gi", None, "64Gi"),
+        (8, "64Gi", None, "32Gi"),
+        (8, None, 2048, "64Gi"),
+        (8, None, 96, "48Gi"),
+        (4, "100Gi", 40, "20Gi"),
+        (8, "100G", None, "46Gi"),
+    ],
+)
+def test_default_shm(gpus: int, memory: str | None, node_gib: int | None, expected: str) -> None:
+    assert default_shm(gpus, memory, node_gib) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    gpus=st.integers(1, 16),
+    memory_mi=st.none() | st.integers(128, 4 * 1024 * 1024),
+    node_gib=st.none() | st.integers(1, 4096),
+)
+def test_default_shm_stays_within_its_caps(gpus: int, memory_mi: int | None, node_gib: int | None) -> None:
+    memory = f"{memory_mi}Mi" if memory_mi is not None else None
+    size = quantity.parse(default_shm(gpus, memory, node_gib))
+    assert 0 < size <= gpus * 8 * 2**30
+    if memory is not None:
+        assert size <= quantity.parse(memory) / 2
+    if node_gib is not None:
+        assert size <= node_gib * 2**30 / 2
+
+
+def test_explicit_shm_size_wins() -> None:
+    assert planned(shmSize="100Gi").shm_size == "100Gi"
+
+
+def test_restart_policy_defaults() -> None:
+    assert planned().restart_policy == "OnFailure"
+    assert planned(launcher="mpi").restart_policy == "OnFailure"
+    assert planned(launcher="indexed").restart_policy == "Never"
+    assert planned(launcher="indexed", restartPolicy="OnFailure").restart_policy == "OnFailure"
+
+
+def test_queue_follows_the_scheduler() -> None:
+    assert planned("tcp", "none", "research").queue is None
+    assert planned("tcp", "volcano").queue == "default"
+    assert planned("tcp", "volcano", "research").queue == "research"
+    assert plan(job(scheduler={"queue": "urgent"}), pool("tcp"), "kueue", "research").queue == "urgent"
+
+
+def test_python_is_dropped_for_torchrun_and_added_for_mpi_and_tensorflow() -> None:
+    assert planned(command=["python", "train.py"]).program == ["train.py"]
+    assert planned(launcher="indexed", command=["python3", "train.py"]).program == ["train.py"]
+    assert planned(launcher="mpi", command=["train.py"]).program == ["python", "train.py"]
+    assert planned(launcher="tensorflow", command=["train.py"]).program == ["python", "train.py"]
+    assert planned(launcher="mpi", command=["python", "train.py"]).program == ["python", "train.py"]
+
+
+# -- environment ------------------------------------------------------------------------------
+
+
+def test_nccl_debug_defaults_to_warn() -> None:
+    for fabric in ("tcp", "roce", "infiniband", "efa"):
+        assert planned(fabric).env["NCCL_DEBUG"] == "WARN"
+
+
+def test_fabric_env_is_in_the_job_env() -> None:
+    env = planned("roce").env
+    assert env["NCCL_IB_GID_INDEX"] == "3"
+    assert env["NCCL_SOCKET_IFNAME"] == "net1"
+
+
+def test_nccl_keys_become_nccl_variables() -> None:
+    env = planned("roce", nccl={"debug": "INFO", "ibGidIndex": 5, "NCCL_BUFFSIZE": 8388608}).env
+    assert env["NCCL_DEBUG"] == "INFO"
+    assert env["NCCL_IB_GID_INDEX"] == "5"
+    assert env["NCCL_BUFFSIZE"] == "8388608"
+    assert "debug" not in env
+    assert "ibGidIndex" not in env
+
+
+@pytest.mark.parametrize(
+    ("key", "name"),
+    [
+        ("debug", "NCCL_DEBUG"),
+        ("ibHca", "NCCL_IB_HCA"),
+        ("socketIfname", "NCCL_SOCKET_IFNAME"),
+        ("NCCL_BUFFSIZE", "NCCL_BUFFSIZE"),
+        ("P2P_NET_CHUNKSIZE", "NCCL_P2P_NET_CHUNKSIZE"),
+    ],
+)
+def test_nccl_key_names(key: str, name: str) -> None:
+    assert planned(nccl={key: "eth0"}).env[name] == "eth0"
+
+
+def test_env_precedence_is_fabric_then_nccl_then_env() -> None:
+    assert planned("roce").env["NCCL_IB_GID_INDEX"] == "3"
+    assert planned("roce", nccl={"ibGidIndex": 5}).env["NCCL_IB_GID_INDEX"] == "5"
+    both = planned("roce", nccl={"ibGidIndex": 5}, env={"NCCL_IB_GID_INDEX": "7"})
+    assert both.env["NCCL_IB_GID_INDEX"] == "7"
+    assert planned("roce", env={"NCCL_IB_GID_INDEX": "7"}).env["NCCL_IB_GID_INDEX"] == "7"
+
+
+def test_env_overrides_nccl_debug() -> None:
+    assert planned(nccl={"debug": "INFO"}, env={"NCCL_DEBUG": "TRACE"}).env["NCCL_DEBUG"] == "TRACE"
+
+
+def test_env_values_are_strings() -> None:
+    env = planned(env={"SEED": 42, "DETERMINISTIC": True}).env
+    assert (env["SEED"], env["DETERMINISTIC"]) == ("42", "true")
+
+
+# -- what stops a job from fitting ------------------------------------------------------------
+
+
+def test_a_fitting_job_has_no_issues() -> None:
+    assert job_issues(job(nodes=4), pool("tcp"), "jobs[0]") == []
+    assert job_issues(job(nodes=4, resources=EFA_RESOURCES), pool("efa"), "jobs[0]") == []
+
+
+def test_more_gpus_than_the_pool() -> None:
+    issue = issue_at(job_issues(job(gpusPerNode=16), pool("tcp"), "jobs[2]"), "jobs[2].gpusPerNode")
+    assert "16" in issue.message
+    assert "h100" in issue.message
+    assert "at most 8" in issue.message
+
+
+def test_more_nodes_than_max_nodes() -> None:
+    issue = issue_at(job_issues(job(nodes=5), pool("tcp"), "jobs[0]"), "jobs[0].nodes")
+    assert "5 nodes" in issue.message
+    assert "at most 4" in issue.message
+    assert "maxNodes" in issue.message
+
+
+def test_elastic_max_nodes_over_the_pool() -> None:
+    issues = job_issues(job(nodes=2, elastic={"minNodes": 2, "maxNodes": 8}), pool("tcp"), "jobs[0]")
+    issue = issue_at(issues, "jobs[0].elastic.maxNodes")
+    assert "8 nodes" in issue.message
+    assert not [i for i in issues if i.path == "jobs[0].nodes"]
+
+
+@pytest.mark.parametrize(
+    ("launcher", "command"),
+    [
+        ("pytorch", ["torchrun", "--nproc_per_node=8", "train.py"]),
+        ("indexed", ["torchrun", "train.py"]),
+        ("mpi", ["mpirun", "-np", "16", "python", "train.py"]),
+    ],
+)
+def test_command_must_not_start_with_the_launchers_program(launcher: str, command: list[str]) -> None:
+    issue = issue_at(job_issues(job(launcher=launcher, command=command), pool("tcp"), "jobs[0]"), "jobs[0].command")
+    assert command[0] in issue.message
+
+
+def test_tensorflow_command_is_not_checked_for_a_launcher() -> None:
+    assert job_issues(job(launcher="tensorflow", command=["python", "train.py"]), pool("tcp")) == []
+
+
+@pytest.mark.parametrize(
+    ("fabric", "ifname"),
+    [
+        ("tcp", "eth0"),
+        ("tcp", "eth"),
+        ("tcp", "^lo,docker"),
+        ("tcp", "=eth0"),
+        ("roce", "net1"),
+        ("roce", "eth0,net1"),
+        ("efa", "eth0"),
+    ],
+)
+def test_socket_ifname_of_an_interface_the_pod_has(fabric: str, ifname: str) -> None:
+    resources = EFA_RESOURCES if fabric == "efa" else {}
+    assert job_issues(job(nccl={"socketIfname": ifname}, resources=resources), pool(fabric)) == []
+    assert job_issues(job(env={"NCCL_SOCKET_IFNAME": ifname}, resources=resources), pool(fabric)) == []
+
+
+@pytest.mark.parametrize(("fabric", "ifname"), [("tcp", "net1"), ("tcp", "^eth"), ("tcp", "=eth"), ("roce", "ib0")])
+def test_socket_ifname_via_nccl_naming_an_interface_the_pod_lacks(fabric: str, ifname: str) -> None:
+    issues = job_issues(job(nccl={"socketIfname": ifname}), pool(fabric), "jobs[0]")
+    issue = issue_at(issues, "jobs[0].nccl.socketIfname")
+    assert ifname in issue.message
+    assert "eth0" in issue.message
+
+
+def test_socket_ifname_via_env_naming_an_interface_the_pod_lacks() -> None:
+    issues = job_issues(job(env={"NCCL_SOCKET_IFNAME": "ib0"}), pool("tcp"), "jobs[0]")
+    assert "ib0" in issue_at(issues, "jobs[0].env.NCCL_SOCKET_IFNAME").message
+
+
+def test_socket_ifname_checked_is_the_one_the_pod_gets() -> None:
+    # env overrides nccl, so the env value is the one NCCL will use and the one to check.
+    spec = job(nccl={"socketIfname": "net1"}, env={"NCCL_SOCKET_IFNAME": "ib0"})
+    issues = job_issues(spec, pool("roce"), "jobs[0]")
+    assert "ib0" in issue_at(issues, "jobs[0].env.NCCL_SOCKET_IFNAME").message
+
+
+@pytest.mark.parametrize("shm", ["64Gi", "128Gi", "65536Mi"])
+def test_shm_size_at_or_over_the_memory(shm: str) -> None:
+    issues = job_issues(job(shmSize=shm, resources={"memory": "64Gi"}), pool("tcp"), "jobs[0]")
+    issue = issue_at(issues, "jobs[0].shmSize")
+    assert shm in issue.message
+    assert "64Gi" in issue.message
+
+
+def test_shm_size_under_the_memory_is_fine() -> None:
+    assert job_issues(job(shmSize="32Gi", resources={"memory": "64Gi"}), pool("tcp")) == []
+
+
+def test_efa_job_must_take_the_whole_node() -> None:
+    issues = job_issues(job(gpusPerNode=4), pool("efa"), "jobs[0]")
+    issue = issue_at(issues, "jobs[0].gpusPerNode")
+    assert "EFA" in issue.message
+    assert "drop gpusPerNode" in issue.message
+
+
+def test_efa_job_stating_the_nodes_gpus_is_fine() -> None:
+    assert job_issues(job(gpusPerNode=8, resources=EFA_RESOURCES), pool("efa")) == []
+
+
+def test_efa_job_without_memory_is_told_huge_pages_need_it() -> None:
+    issue = issue_at(job_issues(job(), pool("efa"), "jobs[0]"), "jobs[0].resources.memory")
+    assert "requests huge pages" in issue.message
+    assert "p5.48xlarge has 2048 GiB" in issue.message
+
+
+def test_networks_of_another_namespace() -> None:
+    issues = job_issues(job(namespace="research"), pool("roce"), "jobs[0]")
+    issue = issue_at(issues, "jobs[0].namespace")
+    assert "training/roce-network" in issue.message
+
+
+def test_paths_without_a_prefix() -> None:
+    assert [i.path for i in job_issues(job(nodes=5), pool("tcp"))] == ["nodes"]
+
+
+def test_plan_raises_every_issue_at_once() -> None:
+    with pytest.raises(ConfigError) as caught:
+        plan(job(nodes=5, gpusPerNode=16, command=["torchrun", "train.py"]), pool("tcp"), path="jobs[1]")
+    paths = {i.path for i in caught.value.issues}
+    assert paths == {"jobs[1].nodes", "jobs[1].gpusPerNode", "jobs[1].command"}
+    assert "jobs[1].nodes" in str(caught.value)
+
+
+def test_planned_objects_validate() -> None:
+    p = plan(
+        job(nodes=4, nccl={"debug": "INFO", "ibGidIndex": 5}, env={"HF_HOME": "/data"}), pool("roce"), "volcano", None
+    )
+    assert_valid(*objects(p))

@@ -1,0 +1,195 @@
+"""Tests for Volcano Queues and Kueue ResourceFlavors, ClusterQueues and LocalQueues."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components.fabric import profile
+from components.manifests.queues import cluster_queue, local_queue, pool_capacity, resource_flavor, volcano_queue
+from components.models import NetworkConfig, NodePoolSpec, QueueSpec
+from components.pool import Pool, resolve_pools
+from tests.support.factories import pool
+from tests.support.schemas import assert_valid
+
+SRIOV_NETWORK = {
+    "name": "sriov-net",
+    "namespace": "training",
+    "type": "sriov",
+    "resourceName": "nvidia.com/sriov_rdma_vf",
+    "ipam": {"type": "whereabouts", "range": "192.168.20.0/24"},
+}
+
+
+def queue(**fields: Any) -> QueueSpec:
+    return QueueSpec.model_validate({"name": "research", "gpus": 32, **fields})
+
+
+def sriov_pool() -> Pool:
+    network = NetworkConfig.model_validate({"networks": [SRIOV_NETWORK], "rdma": {"sharedDevicePlugin": False}})
+    spec = NodePoolSpec.model_validate(
+        {
+            "name": "a100",
+            "gpusPerNode": 8,
+            "maxNodes": 2,
+            "fabric": "roce",
+            "networks": ["sriov-net"],
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
+        }
+    )
+    pools, issues = resolve_pools([spec], "existing", None, network)
+    assert not issues
+    return pools["a100"]
+
+
+def flavors(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    group = obj["spec"]["resourceGroups"][0]
+    return {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in group["flavors"]}
+
+
+# -- Volcano ------------------------------------------------------------------------------------
+
+
+def test_volcano_queue_caps_gpus() -> None:
+    obj = volcano_queue(queue(gpus=32, weight=3, reclaimable=False))
+    assert (obj["apiVersion"], obj["kind"]) == ("scheduling.volcano.sh/v1beta1", "Queue")
+    assert obj["metadata"]["name"] == "research"
+    assert "namespace" not in obj["metadata"]
+    assert obj["spec"]["capability"] == {"nvidia.com/gpu": 32}
+    assert obj["spec"]["weight"] == 3
+    assert obj["spec"]["reclaimable"] is False
+
+
+def test_volcano_queue_defaults() -> None:
+    spec = volcano_queue(queue())["spec"]
+    assert (spec["weight"], spec["reclaimable"]) == (1, True)
+
+
+@pytest.mark.parametrize("fields", [{}, {"gpus": 0}, {"weight": 10, "reclaimable": False}])
+def test_volcano_queue_validates(fields: dict[str, Any]) -> None:
+    assert_valid(volcano_queue(queue(**fields)))
+
+
+# -- Kueue ResourceFlavor -----------------------------------------------------------------------
+
+
+def test_flavor_selects_the_pools_nodes_and_carries_its_taints() -> None:
+    obj = resource_flavor(pool("tcp"))
+    assert obj["kind"] == "ResourceFlavor"
+    assert obj["metadata"]["name"] == "h100"
+    assert obj["spec"]["nodeLabels"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert obj["spec"]["nodeTaints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+
+
+def test_flavor_of_a_pool_this_stack_creates_selects_its_pool_label() -> None:
+    assert resource_flavor(pool("efa"))["spec"]["nodeLabels"] == {"gpu-training/pool": "p5"}
+
+
+def test_flavor_of_an_untainted_pool_has_no_taints() -> None:
+    assert "nodeTaints" not in resource_flavor(pool("tcp", taints=[]))["spec"]
+
+
+@pytest.mark.parametrize("fabric", ["tcp", "roce", "efa"])
+def test_flavor_validates(fabric: str) -> None:
+    assert_valid(resource_flavor(pool(fabric)), resource_flavor(pool(fabric, taints=[{"key": "spot"}])))
+
+
+# -- Kueue ClusterQueue -------------------------------------------------------------------------
+
+
+def test_cluster_queue_covers_cpu_memory_and_gpus() -> None:
+    obj = cluster_queue(queue(), [pool("tcp")])
+    covered = obj["spec"]["resourceGroups"][0]["coveredResources"]
+    assert covered == ["cpu", "memory", "nvidia.com/gpu"]
+    assert "namespace" not in obj["metadata"]
+
+
+def test_cluster_queue_covers_efa_devices_and_huge_pages() -> None:
+    covered = cluster_queue(queue(), [pool("efa")])["spec"]["resourceGroups"][0]["coveredResources"]
+    assert {"cpu", "memory", "nvidia.com/gpu", "vpc.amazonaws.com/efa", "hugepages-2Mi"} <= set(covered)
+
+
+def test_cluster_queue_covers_the_rdma_device() -> None:
+    covered = cluster_queue(queue(), [pool("roce")])["spec"]["resourceGroups"][0]["coveredResources"]
+    assert "rdma/rdma_shared_device_a" in covered
+
+
+def test_cluster_queue_covers_sriov_vfs() -> None:
+    covered = cluster_queue(queue(), [sriov_pool()])["spec"]["resourceGroups"][0]["coveredResources"]
+    assert "nvidia.com/sriov_rdma_vf" in covered
+
+
+@pytest.mark.parametrize("fabric", ["tcp", "roce", "infiniband", "efa"])
+def test_cluster_queue_covers_everything_a_worker_requests(fabric: str) -> None:
+    p = pool(fabric)
+    covered = cluster_queue(queue(), [p])["spec"]["resourceGroups"][0]["coveredResources"]
+    assert set(profile(p, "training").resources) <= set(covered)
+
+
+def test_every_flavor_lists_the_covered_resources_in_order() -> None:
+    pools = [pool("tcp"), pool("efa"), sriov_pool()]
+    obj = cluster_queue(queue(), pools)
+    group = obj["spec"]["resourceGroups"][0]
+    covered = group["coveredResources"]
+    assert len(covered) == len(set(covered))
+    assert [f["name"] for f in group["flavors"]] == ["h100", "p5", "a100"]
+    for flavor in group["flavors"]:
+        assert [r["name"] for r in flavor["resources"]] == covered
+
+
+def test_a_flavor_offers_none_of_a_resource_its_pool_lacks() -> None:
+    quotas = flavors(cluster_queue(queue(), [pool("tcp"), pool("efa")]))
+    assert quotas["h100"]["vpc.amazonaws.com/efa"] == 0
+    assert quotas["p5"]["vpc.amazonaws.com/efa"] == 32 * 4
+
+
+def test_gpu_quota_is_the_queues_share_of_the_pool() -> None:
+    assert flavors(cluster_queue(queue(gpus=16), [pool("tcp")]))["h100"]["nvidia.com/gpu"] == 16
+    assert flavors(cluster_queue(queue(gpus=1000), [pool("tcp")]))["h100"]["nvidia.com/gpu"] == 32
+
+
+@settings(max_examples=30, deadline=None)
+@given(gpus=st.integers(0, 512), max_nodes=st.integers(1, 32))
+def test_gpu_quota_is_the_smaller_of_queue_and_pool(gpus: int, max_nodes: int) -> None:
+    p = pool("tcp", maxNodes=max_nodes)
+    quota = flavors(cluster_queue(queue(gpus=gpus), [p]))["h100"]["nvidia.com/gpu"]
+    assert quota == min(gpus, 8 * max_nodes)
+
+
+def test_catalogued_pool_bounds_cpu_and_memory_by_its_nodes() -> None:
+    capacity = pool_capacity(pool("efa"))  # 4 x p5.48xlarge: 192 vCPU, 2048 GiB each
+    assert capacity["cpu"] == 192 * 4
+    assert capacity["memory"] == f"{2048 * 4}Gi"
+    assert capacity["nvidia.com/gpu"] == 32
+
+
+@pytest.mark.parametrize(
+    "pools",
+    [["tcp"], ["efa"], ["roce"], ["tcp", "efa"], ["roce", "efa"]],
+)
+def test_cluster_queue_validates(pools: list[str]) -> None:
+    assert_valid(cluster_queue(queue(), [pool(f) for f in pools]))
+
+
+def test_cluster_queue_with_sriov_validates() -> None:
+    assert_valid(cluster_queue(queue(), [pool("tcp"), pool("efa"), sriov_pool()]))
+
+
+# -- Kueue LocalQueue ---------------------------------------------------------------------------
+
+
+def test_local_queue_points_at_its_cluster_queue() -> None:
+    obj = local_queue(queue(name="research"), "training")
+    assert obj["kind"] == "LocalQueue"
+    assert (obj["metadata"]["name"], obj["metadata"]["namespace"]) == ("research", "training")
+    assert obj["spec"]["clusterQueue"] == "research"
+    assert_valid(obj)
+
+
+def test_kueue_objects_share_one_api_version() -> None:
+    objs = [resource_flavor(pool("tcp")), cluster_queue(queue(), [pool("tcp")]), local_queue(queue(), "training")]
+    assert {o["apiVersion"] for o in objs} == {"kueue.x-k8s.io/v1beta2"}
+    assert_valid(*objs)

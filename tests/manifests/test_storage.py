@@ -1,0 +1,130 @@
+"""Tests for the StorageClasses and PersistentVolumeClaims behind checkpoint and dataset volumes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.manifests.storage import persistent_volume_claim, storage_class, storage_class_name
+from components.models import VolumeSpec
+from tests.support.schemas import assert_valid
+
+NFS = {
+    "name": "training-checkpoints",
+    "namespace": "training",
+    "backend": "nfs",
+    "server": "nfs.example.internal",
+    "share": "/exports/checkpoints",
+    "size": "2Ti",
+}
+
+
+def volume(**fields: Any) -> VolumeSpec:
+    return VolumeSpec.model_validate(fields)
+
+
+def test_nfs_volume_gets_a_csi_driver_nfs_class() -> None:
+    cls = storage_class(volume(**NFS))
+    assert cls is not None
+    assert (cls["apiVersion"], cls["kind"]) == ("storage.k8s.io/v1", "StorageClass")
+    assert cls["provisioner"] == "nfs.csi.k8s.io"
+    assert cls["parameters"] == {"server": "nfs.example.internal", "share": "/exports/checkpoints"}
+    assert "namespace" not in cls["metadata"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [NFS, {"name": "dataset", "backend": "filestore", "size": "1Ti"}],
+)
+def test_classes_made_here_retain_their_volumes(fields: dict[str, Any]) -> None:
+    cls = storage_class(volume(**fields))
+    assert cls is not None
+    assert cls["reclaimPolicy"] == "Retain"
+
+
+def test_claim_uses_the_nfs_class() -> None:
+    v = volume(**NFS)
+    cls = storage_class(v)
+    assert cls is not None
+    claim = persistent_volume_claim(v)
+    assert claim["spec"]["storageClassName"] == cls["metadata"]["name"]
+
+
+def test_claim_has_the_volumes_name_namespace_size_and_access_mode() -> None:
+    claim = persistent_volume_claim(volume(**NFS))
+    assert (claim["apiVersion"], claim["kind"]) == ("v1", "PersistentVolumeClaim")
+    assert (claim["metadata"]["name"], claim["metadata"]["namespace"]) == ("training-checkpoints", "training")
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    assert claim["spec"]["resources"]["requests"]["storage"] == "2Ti"
+
+
+@pytest.mark.parametrize("mode", ["ReadWriteMany", "ReadOnlyMany", "ReadWriteOnce"])
+def test_claim_access_mode(mode: str) -> None:
+    assert persistent_volume_claim(volume(**NFS, accessMode=mode))["spec"]["accessModes"] == [mode]
+
+
+def test_storage_class_backend_uses_the_named_class_and_makes_none() -> None:
+    v = volume(name="shared", backend="storageClass", className="ceph-cephfs", size="500Gi")
+    assert storage_class(v) is None
+    assert storage_class_name(v) == "ceph-cephfs"
+    assert persistent_volume_claim(v)["spec"]["storageClassName"] == "ceph-cephfs"
+
+
+def test_filestore_class() -> None:
+    cls = storage_class(volume(name="dataset", backend="filestore", size="1Ti"))
+    assert cls is not None
+    assert cls["provisioner"] == "filestore.csi.storage.gke.io"
+    assert cls["parameters"] == {"tier": "BASIC_SSD"}
+    assert (
+        persistent_volume_claim(volume(name="dataset", backend="filestore", size="1Ti"))["spec"]["storageClassName"]
+        == cls["metadata"]["name"]
+    )
+
+
+def test_filestore_tier() -> None:
+    cls = storage_class(volume(name="dataset", backend="filestore", size="10Ti", tier="ZONAL"))
+    assert cls is not None
+    assert cls["parameters"]["tier"] == "ZONAL"
+
+
+@pytest.mark.parametrize("backend", ["efs", "fsx-lustre"])
+def test_cloud_file_system_classes_are_made_by_the_cloud_stack(backend: str) -> None:
+    v = volume(name="checkpoints", backend=backend, size="1200Gi")
+    assert storage_class(v) is None
+    assert persistent_volume_claim(v)["spec"]["storageClassName"] == storage_class_name(v)
+
+
+def test_each_volume_gets_its_own_class() -> None:
+    a = volume(**NFS)
+    b = volume(**{**NFS, "name": "training-dataset", "share": "/exports/dataset"})
+    assert storage_class_name(a) != storage_class_name(b)
+
+
+def test_same_claim_name_in_two_namespaces_does_not_share_a_class() -> None:
+    # StorageClasses are cluster-scoped: two classes with one name but different shares collide.
+    a = volume(**NFS)
+    b = volume(**{**NFS, "namespace": "research", "share": "/exports/research"})
+    class_a, class_b = storage_class(a), storage_class(b)
+    assert class_a is not None
+    assert class_b is not None
+    assert class_a["metadata"]["name"] != class_b["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        NFS,
+        {**NFS, "accessMode": "ReadOnlyMany"},
+        {"name": "dataset", "backend": "filestore", "size": "1Ti", "tier": "ENTERPRISE"},
+        {"name": "shared", "backend": "storageClass", "className": "ceph-cephfs", "size": "500Gi"},
+        {"name": "fsx", "backend": "fsx-lustre", "size": "1200Gi"},
+    ],
+)
+def test_validates(fields: dict[str, Any]) -> None:
+    v = volume(**fields)
+    objects = [persistent_volume_claim(v)]
+    cls = storage_class(v)
+    if cls is not None:
+        objects.append(cls)
+    assert_valid(*objects)

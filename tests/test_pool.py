@@ -1,0 +1,248 @@
+"""Tests for resolving node pools against the catalog and the network config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.errors import Issue
+from components.models import NetworkConfig, NodePoolSpec
+from components.pool import POOL_LABEL, Pool, Provider, resolve_pools
+from tests.support.factories import ROCE_NETWORK
+
+REGION = {"aws": "us-east-1", "gcp": "us-central1", "existing": None}
+SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+
+
+def resolve(
+    provider: Provider, *specs: dict[str, Any], networks: list[dict[str, Any]] | None = None, **network: Any
+) -> tuple[dict[str, Pool], list[Issue]]:
+    config = NetworkConfig.model_validate({"networks": networks or [], **network})
+    return resolve_pools([NodePoolSpec.model_validate(s) for s in specs], provider, REGION[provider], config)
+
+
+def one(provider: Provider, spec: dict[str, Any], **kwargs: Any) -> Pool:
+    pools, issues = resolve(provider, spec, **kwargs)
+    assert not issues, issues
+    return pools[spec["name"]]
+
+
+def issue_at(issues: list[Issue], path: str) -> Issue:
+    found = [i for i in issues if i.path == path]
+    assert len(found) == 1, issues
+    return found[0]
+
+
+P5 = {"name": "h100", "instanceType": "p5.48xlarge", "maxNodes": 4, "zone": "us-east-1a"}
+A3 = {"name": "a3", "machineType": "a3-highgpu-8g", "maxNodes": 4, "zone": "us-central1-a"}
+EXISTING = {"name": "h100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": SELECTOR}
+
+
+# -- GPUs from the catalog ----------------------------------------------------------------------
+
+
+def test_p5_gets_its_gpus_and_efa_from_the_catalog() -> None:
+    p = one("aws", P5)
+    assert p.gpus_per_node == 8
+    assert p.fabric == "efa"
+    assert p.efa_interfaces == 32
+    assert p.efa_gpudirect is True
+    assert (p.vcpus, p.memory_gib) == (192, 2048)
+    assert p.gpu_model == "NVIDIA H100 80GB"
+
+
+def test_a3_gets_its_gpus_from_the_catalog() -> None:
+    p = one("gcp", A3)
+    assert p.gpus_per_node == 8
+    assert p.fabric == "tcp"
+    assert p.efa_interfaces == 0
+
+
+def test_stated_gpus_matching_the_catalog_are_fine() -> None:
+    assert one("aws", {**P5, "gpusPerNode": 8}).gpus_per_node == 8
+
+
+@pytest.mark.parametrize(("provider", "spec"), [("aws", P5), ("gcp", A3)])
+def test_stated_gpus_contradicting_the_catalog(provider: Provider, spec: dict[str, Any]) -> None:
+    pools, issues = resolve(provider, {**spec, "gpusPerNode": 4})
+    issue = issue_at(issues, "nodePools[0].gpusPerNode")
+    assert "8" in issue.message
+    assert "4" in issue.message
+    assert pools == {}
+
+
+def test_issue_paths_name_the_pools_position() -> None:
+    _, issues = resolve("aws", P5, {**P5, "name": "second", "gpusPerNode": 2})
+    assert [i.path for i in issues] == ["nodePools[1].gpusPerNode"]
+
+
+def test_an_uncatalogued_aws_type_needs_gpus() -> None:
+    _, issues = resolve("aws", {"name": "x", "instanceType": "p9.huge", "maxNodes": 1, "fabric": "tcp"})
+    assert issue_at(issues, "nodePools[0].gpusPerNode")
+
+
+def test_an_uncatalogued_type_with_gpus_resolves() -> None:
+    assert one("aws", {"name": "x", "instanceType": "p9.huge", "gpusPerNode": 4, "maxNodes": 1}).gpus_per_node == 4
+
+
+# -- fabric -------------------------------------------------------------------------------------
+
+
+def test_efa_on_a_type_without_efa() -> None:
+    _, issues = resolve("aws", {**P5, "instanceType": "g5.xlarge", "fabric": "efa"})
+    issue = issue_at(issues, "nodePools[0].fabric")
+    assert "g5.xlarge" in issue.message
+    assert "no EFA" in issue.message
+
+
+def test_a_type_without_efa_defaults_to_tcp() -> None:
+    assert one("aws", {**P5, "instanceType": "g5.xlarge"}).fabric == "tcp"
+
+
+def test_efa_on_gcp() -> None:
+    _, issues = resolve("gcp", {**A3, "fabric": "efa"})
+    assert "AWS" in issue_at(issues, "nodePools[0].fabric").message
+
+
+def test_efa_pool_needs_a_zone() -> None:
+    _, issues = resolve("aws", {"name": "h100", "instanceType": "p5.48xlarge", "maxNodes": 4, "placement": "none"})
+    assert issue_at(issues, "nodePools[0].zone")
+
+
+def test_rdma_fabric_without_any_rdma_device() -> None:
+    _, issues = resolve("existing", {**EXISTING, "fabric": "roce"}, rdma={"sharedDevicePlugin": False})
+    assert "RDMA" in issue_at(issues, "nodePools[0].fabric").message
+
+
+# -- zones and placement ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("provider", "spec", "zone"), [("aws", P5, "us-west-2a"), ("gcp", A3, "europe-west4-a")])
+def test_zone_outside_the_region(provider: Provider, spec: dict[str, Any], zone: str) -> None:
+    _, issues = resolve(provider, {**spec, "zone": zone})
+    issue = issue_at(issues, "nodePools[0].zone")
+    assert zone in issue.message
+    assert REGION[provider] in issue.message  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("provider", "spec", "placement"),
+    [
+        ("aws", P5, "cluster"),
+        ("gcp", A3, "compact"),
+        ("aws", {**P5, "instanceType": "g5.xlarge", "zone": None}, "none"),
+        ("gcp", {**A3, "zone": None}, "none"),
+        ("aws", {**P5, "capacity": {"type": "reservation", "reservationId": "cr-0123"}}, "none"),
+        ("aws", {**P5, "capacity": {"type": "capacity-block", "reservationId": "cr-0456"}}, "none"),
+        ("aws", {**P5, "capacity": {"type": "spot"}}, "cluster"),
+        ("gcp", {**A3, "capacity": {"type": "reservation", "reservationId": "a3-res"}}, "none"),
+        ("existing", EXISTING, "none"),
+    ],
+)
+def test_default_placement(provider: Provider, spec: dict[str, Any], placement: str) -> None:
+    assert one(provider, spec).placement == placement
+
+
+@pytest.mark.parametrize(
+    ("provider", "spec"), [("gcp", {**A3, "placement": "cluster"}), ("aws", {**P5, "placement": "compact"})]
+)
+def test_placement_of_the_other_cloud(provider: Provider, spec: dict[str, Any]) -> None:
+    _, issues = resolve(provider, spec)
+    assert issue_at(issues, "nodePools[0].placement")
+
+
+def test_explicit_placement_on_a_reservation_is_kept() -> None:
+    spec = {**P5, "placement": "cluster", "capacity": {"type": "reservation", "reservationId": "cr-0123"}}
+    assert one("aws", spec).placement == "cluster"
+
+
+# -- existing clusters --------------------------------------------------------------------------
+
+
+def test_existing_pool_keeps_its_selector_and_gpus() -> None:
+    p = one("existing", EXISTING)
+    assert p.gpus_per_node == 8
+    assert p.node_selector == SELECTOR
+    assert POOL_LABEL not in p.labels
+    assert p.fabric == "tcp"
+
+
+def test_existing_cluster_requires_node_selector() -> None:
+    _, issues = resolve("existing", {"name": "h100", "gpusPerNode": 8, "maxNodes": 4})
+    assert issue_at(issues, "nodePools[0].nodeSelector")
+
+
+def test_existing_cluster_requires_gpus_per_node() -> None:
+    _, issues = resolve("existing", {"name": "h100", "maxNodes": 4, "nodeSelector": SELECTOR})
+    assert issue_at(issues, "nodePools[0].gpusPerNode")
+
+
+def test_existing_cluster_reports_both_at_once() -> None:
+    _, issues = resolve("existing", {"name": "h100", "maxNodes": 4})
+    assert {i.path for i in issues} == {"nodePools[0].nodeSelector", "nodePools[0].gpusPerNode"}
+
+
+def test_existing_cluster_with_a_catalogued_type_derives_gpus() -> None:
+    p = one(
+        "existing",
+        {"name": "h100", "instanceType": "p5.48xlarge", "maxNodes": 2, "nodeSelector": SELECTOR, "fabric": "tcp"},
+    )
+    assert p.gpus_per_node == 8
+
+
+def test_existing_cluster_takes_no_capacity_type() -> None:
+    _, issues = resolve("existing", {**EXISTING, "capacity": {"type": "spot"}})
+    assert issue_at(issues, "nodePools[0].capacity.type")
+
+
+# -- networks -----------------------------------------------------------------------------------
+
+
+def test_declared_network_is_attached_with_its_interface() -> None:
+    p = one("existing", {**EXISTING, "fabric": "roce", "networks": ["roce-network"]}, networks=[ROCE_NETWORK])
+    assert [(n.name, n.namespace, n.interface) for n in p.networks] == [("roce-network", "training", "net1")]
+    assert p.rdma_resource == "rdma/rdma_shared_device_a"
+
+
+def test_undeclared_network() -> None:
+    _, issues = resolve("existing", {**EXISTING, "fabric": "roce", "networks": ["ib-network"]}, networks=[ROCE_NETWORK])
+    issue = issue_at(issues, "nodePools[0].networks[0]")
+    assert "ib-network" in issue.message
+    assert "roce-network" in issue.message
+
+
+def test_networks_need_multus() -> None:
+    _, issues = resolve(
+        "existing",
+        {**EXISTING, "fabric": "roce", "networks": ["roce-network"]},
+        networks=[ROCE_NETWORK],
+        multus={"enabled": False},
+    )
+    assert issue_at(issues, "nodePools[0].networks")
+
+
+# -- labels -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("provider", "spec"), [("aws", P5), ("gcp", A3)])
+def test_pools_this_stack_creates_carry_and_select_the_pool_label(provider: Provider, spec: dict[str, Any]) -> None:
+    p = one(provider, {**spec, "labels": {"team": "llm"}})
+    assert p.labels == {"team": "llm", POOL_LABEL: spec["name"]}
+    assert p.node_selector == {POOL_LABEL: spec["name"]}
+
+
+def test_node_selector_is_for_existing_clusters_only() -> None:
+    _, issues = resolve("aws", {**P5, "nodeSelector": SELECTOR})
+    assert POOL_LABEL in issue_at(issues, "nodePools[0].nodeSelector").message
+
+
+def test_taints_default_to_the_gpu_taint() -> None:
+    p = one("aws", P5)
+    assert [(t.key, t.value, t.effect) for t in p.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
+
+
+def test_duplicate_pool_names() -> None:
+    pools, issues = resolve("aws", P5, P5)
+    assert issue_at(issues, "nodePools[1].name")
+    assert list(pools) == ["h100"]

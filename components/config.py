@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -240,10 +241,21 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: dict[str, int]) -> tuple
     return out, issues
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML as Pulumi reads it: 1.2 floats too, so `5e8` is a number, not a string."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
 def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        return yaml.safe_load(text), node
+        node = yaml.compose(text, Loader=_Loader)
+        return yaml.load(text, Loader=_Loader), node
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

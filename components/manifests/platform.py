@@ -6,7 +6,13 @@ from typing import Any
 
 from components.manifests.namespace import gpu_quota, namespace
 from components.manifests.network import network_attachment_definition
-from components.manifests.queues import cluster_queue, local_queue, resource_flavor, volcano_queue
+from components.manifests.queues import (
+    cluster_queue,
+    default_flavor,
+    local_queue,
+    resource_flavor,
+    volcano_queue,
+)
 from components.manifests.storage import persistent_volume_claim, storage_class
 from components.validation import Stack
 
@@ -42,7 +48,7 @@ def queues(stack: Stack) -> list[dict[str, Any]]:
     if scheduler.type != "kueue":
         return []
     pools = list(stack.pools.values())
-    out = [resource_flavor(p) for p in pools]
+    out = [*(resource_flavor(p) for p in pools), default_flavor()]
     for queue in scheduler.queues:
         members = [p for p in pools if not queue.pools or p.name in queue.pools]
         out.append(cluster_queue(queue, members))

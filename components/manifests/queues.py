@@ -11,6 +11,7 @@ from components.models.platform import QueueSpec
 from components.pool import Pool
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
+DEFAULT_FLAVOR = "default-flavor"
 # Queues budget GPUs. For nodes whose size the catalog does not know, CPU and memory get a bound
 # no node reaches, so that only GPUs limit admission.
 _UNBOUNDED_CPU_PER_NODE = 1024
@@ -29,6 +30,19 @@ def volcano_queue(queue: QueueSpec) -> dict[str, Any]:
             "capability": {GPU_RESOURCE: queue.gpus},
         },
     }
+
+
+def default_flavor() -> dict[str, Any]:
+    """The untainted ResourceFlavor for CPU-only pods of a job, such as an MPI launcher."""
+    return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": metadata(DEFAULT_FLAVOR), "spec": {}}
+
+
+def _default_flavor_quota(resource: str) -> str | int:
+    if resource == "cpu":
+        return _UNBOUNDED_CPU_PER_NODE
+    if resource == "memory":
+        return f"{_UNBOUNDED_MEMORY_GIB_PER_NODE}Gi"
+    return 0
 
 
 def resource_flavor(pool: Pool) -> dict[str, Any]:
@@ -74,6 +88,13 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
                 quota = min(queue.gpus, int(quota))
             resources.append({"name": resource, "nominalQuota": quota})
         flavors.append({"name": pool.name, "resources": resources})
+    # Launchers (mpirun) need no GPU and tolerate no GPU taint: the untainted flavor admits them.
+    flavors.append(
+        {
+            "name": DEFAULT_FLAVOR,
+            "resources": [{"name": r, "nominalQuota": _default_flavor_quota(r)} for r in covered],
+        }
+    )
     return {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",

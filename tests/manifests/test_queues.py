@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.fabric import profile
-from components.manifests.queues import cluster_queue, local_queue, pool_capacity, resource_flavor, volcano_queue
+from components.manifests.queues import (
+    cluster_queue,
+    default_flavor,
+    local_queue,
+    pool_capacity,
+    resource_flavor,
+    volcano_queue,
+)
 from components.models import NetworkConfig, NodePoolSpec, QueueSpec
 from components.pool import Pool, resolve_pools
 from tests.support.factories import pool
@@ -135,9 +142,17 @@ def test_every_flavor_lists_the_covered_resources_in_order() -> None:
     group = obj["spec"]["resourceGroups"][0]
     covered = group["coveredResources"]
     assert len(covered) == len(set(covered))
-    assert [f["name"] for f in group["flavors"]] == ["h100", "p5", "a100"]
+    assert [f["name"] for f in group["flavors"]] == ["h100", "p5", "a100", "default-flavor"]
     for flavor in group["flavors"]:
         assert [r["name"] for r in flavor["resources"]] == covered
+
+
+def test_cpu_only_pods_are_admitted_on_the_untainted_default_flavor_without_gpus() -> None:
+    quotas = flavors(cluster_queue(queue(), [pool("efa")]))["default-flavor"]
+    assert int(quotas["cpu"]) > 0 and quotas["memory"] != 0
+    assert quotas["nvidia.com/gpu"] == 0 and quotas["vpc.amazonaws.com/efa"] == 0
+    assert default_flavor()["spec"] == {}
+    assert_valid(default_flavor())
 
 
 def test_a_flavor_offers_none_of_a_resource_its_pool_lacks() -> None:

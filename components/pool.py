@@ -10,7 +10,7 @@ from components import catalog
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import NetworkConfig
-from components.models.nodepool import Fabric, NodePoolSpec, Taint
+from components.models.nodepool import Fabric, NodePoolSpec, Taint, default_taints
 
 POOL_LABEL = "gpu-training/pool"
 """The node label that pools this stack creates carry, and that jobs select on."""
@@ -44,6 +44,8 @@ class Pool(Spec):
     """GPUs per node."""
     gpu_model: str | None = None
     """GPU model, when known."""
+    accelerator_type: str | None = None
+    """GCP guest accelerator type, e.g. nvidia-h100-80gb."""
     max_nodes: int = Field(ge=1)
     """Most nodes the pool scales to."""
     vcpus: int | None = None
@@ -154,12 +156,13 @@ def _resolve(
         machine_type=spec.instance_type or spec.machine_type,
         gpus_per_node=gpus,
         gpu_model=spec.gpu_model or (machine.gpu_model if machine else None),
+        accelerator_type=spec.accelerator_type or (machine.accelerator_type if machine else None),
         max_nodes=spec.max_nodes,
         vcpus=machine.vcpus if machine else None,
         memory_gib=machine.memory_gib if machine else None,
         zone=zone,
         placement=placement,
-        taints=list(spec.taints),
+        taints=list(spec.taints) if spec.taints is not None else default_taints(provider),
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
         fabric=fabric,

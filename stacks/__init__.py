@@ -11,10 +11,10 @@ from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
-from components.kubernetes.provider import existing_cluster_provider
 from components.kubernetes.trainingjob import TrainingJob
-from components.models import CONFIG_NAMESPACE, ExistingClusterSpec, StackConfig
+from components.models import CONFIG_NAMESPACE, StackConfig
 from components.validation import Stack, default_queue, resolve_raw
+from stacks import clusters
 
 
 def load() -> Stack:
@@ -35,8 +35,10 @@ def load() -> Stack:
 
 def run(stack: Stack) -> dict[str, Any]:
     """Create the stack's resources; return what it exports."""
-    provider = _provider(stack)
-    platform = PlatformObjects("platform", stack, pulumi.ResourceOptions(provider=provider))
+    cluster = clusters.build(stack)
+    provider = cluster.provider
+    nodes = list(cluster.node_pools.values())
+    platform = PlatformObjects("platform", stack, pulumi.ResourceOptions(provider=provider, depends_on=nodes))
     jobs = {}
     for plan in stack.jobs:
         jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
@@ -49,6 +51,8 @@ def run(stack: Stack) -> dict[str, Any]:
         )
     exports: dict[str, Any] = {
         "cluster": stack.config.cluster.name,
+        "kubeconfig": cluster.kubeconfig,
+        "scheduler": {"type": stack.scheduler, "defaultQueue": default_queue(stack.config)},
         "pools": {name: pool.to_config() for name, pool in stack.pools.items()},
         "platformObjects": platform.objects,
         "jobs": {name: {"workload": job.workload, "worldSize": job.world_size} for name, job in jobs.items()},
@@ -56,17 +60,3 @@ def run(stack: Stack) -> dict[str, Any]:
     for name, value in exports.items():
         pulumi.export(name, value)
     return exports
-
-
-def _provider(stack: Stack) -> pulumi.ProviderResource:
-    cluster = stack.config.cluster
-    if isinstance(cluster, ExistingClusterSpec):
-        return existing_cluster_provider(cluster)
-    # `render` covers EKS and GKE stacks already; the clusters themselves are not built yet.
-    raise as_pulumi_error(
-        ConfigError(
-            f"creating {cluster.provider} clusters is not implemented yet; `python -m components render` "
-            "renders this stack, and `provider: existing` deploys to a cluster you have",
-            path="cluster.provider",
-        )
-    )

@@ -25,9 +25,11 @@ class Taint(Spec):
     """Taint effect. Default: NoSchedule."""
 
 
-def default_taints() -> list[Taint]:
-    """The taint every GPU pool carries unless told otherwise: nvidia.com/gpu=true:NoSchedule."""
-    return [Taint(key=GPU_TAINT_KEY, value="true", effect="NoSchedule")]
+def default_taints(provider: str) -> list[Taint]:
+    """The taint a GPU pool carries unless told otherwise: nvidia.com/gpu=present on GKE (the taint
+    GKE itself puts on GPU nodes), nvidia.com/gpu=true elsewhere; NoSchedule."""
+    value = "present" if provider == "gcp" else "true"
+    return [Taint(key=GPU_TAINT_KEY, value=value, effect="NoSchedule")]
 
 
 class CapacitySpec(Spec):
@@ -75,8 +77,9 @@ class NodePoolSpec(Spec):
     """Maximum nodes; a job's `nodes` may not exceed it. Required."""
     zone: str | None = None
     """The zone the pool lives in. Required with EFA or a placement group. Default: none."""
-    taints: list[Taint] = Field(default_factory=default_taints)
-    """Node taints. Default: nvidia.com/gpu=true:NoSchedule."""
+    taints: list[Taint] | None = None
+    """Node taints. Default: nvidia.com/gpu=true:NoSchedule (nvidia.com/gpu=present:NoSchedule on
+    GKE, the taint GKE sets itself)."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Extra node labels. Default: none."""
     placement: Literal["cluster", "compact", "none"] | None = None

@@ -24,18 +24,48 @@ class Registration:
     provider: str = ""
 
 
+# What the clouds would return for the outputs our components read (camelCase, as the engine has them).
+CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
+    "aws:eks/cluster:Cluster": {
+        "endpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com",
+        "certificateAuthority": {"data": "Q0VSVA=="},
+        "identities": [{"oidcs": [{"issuer": "https://oidc.eks.us-east-1.amazonaws.com/id/ABC"}]}],
+        "vpcConfig": {"clusterSecurityGroupId": "sg-cluster"},
+        "arn": "arn:aws:eks:us-east-1:123456789012:cluster/prod",
+    },
+    "aws:iam/role:Role": {"arn": "arn:aws:iam::123456789012:role/mock"},
+    "gcp:container/cluster:Cluster": {
+        "endpoint": "203.0.113.10",
+        "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},
+    },
+}
+CLOUD_CALLS: dict[str, dict[str, Any]] = {
+    "aws:eks/getCluster:getCluster": {
+        "endpoint": "https://ADOPTED.gr7.us-east-1.eks.amazonaws.com",
+        "certificateAuthorities": [{"data": "Q0VSVA=="}],
+        "identities": [{"oidcs": [{"issuer": "https://oidc.eks.us-east-1.amazonaws.com/id/ADOPTED"}]}],
+        "vpcConfigs": [{"clusterSecurityGroupId": "sg-adopted", "vpcId": "vpc-adopted"}],
+        "arn": "arn:aws:eks:us-east-1:123456789012:cluster/adopted",
+        "name": "adopted",
+    },
+    "aws:ec2/getSubnet:getSubnet": {"availabilityZone": "us-east-1a", "vpcId": "vpc-existing"},
+}
+
+
 class RecordingMocks(pulumi.runtime.Mocks):
-    """Mocks that echo inputs as state."""
+    """Mocks that echo inputs as state, plus the cloud outputs in CLOUD_OUTPUTS; calls answer from CLOUD_CALLS."""
 
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.calls: list[pulumi.runtime.MockCallArgs] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        return f"{args.name}-id", dict(args.inputs)
+        return f"{args.name}-id", {**CLOUD_OUTPUTS.get(args.typ, {}), **args.inputs}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        return {}
+        self.calls.append(args)
+        return dict(CLOUD_CALLS.get(args.token, {}))
 
 
 class RecordingMonitor(MockMonitor):

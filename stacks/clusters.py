@@ -1,0 +1,42 @@
+"""The cluster of a stack, built by the subpackage of its provider: aws, gcp or existing.
+
+Each cloud SDK is imported only by its own subpackage, and only when a stack uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.validation import Stack
+
+
+class Cluster(Protocol):
+    """What the rest of the stack needs from a cluster, whichever provider built it."""
+
+    provider: k8s.Provider
+    """The Kubernetes provider every in-cluster object uses."""
+    kubeconfig: pulumi.Output[str]
+    """The kubeconfig (secret)."""
+    node_pools: dict[str, pulumi.Resource]
+    """The GPU node pools created, by pool name (none on an existing cluster)."""
+
+
+def build(stack: Stack, name: str | None = None) -> Cluster:
+    """The stack's cluster and GPU node pools."""
+    spec = stack.config.cluster
+    name = name or spec.name
+    pools = [(pool, stack.pools[pool.name]) for pool in stack.config.node_pools]
+    if spec.provider == "aws":
+        from components.aws import EksCluster
+
+        return EksCluster(name, spec, pools)
+    if spec.provider == "gcp":
+        from components.gcp import GkeCluster
+
+        return GkeCluster(name, spec, pools)
+    from components.existing import ExistingCluster
+
+    return ExistingCluster(name, spec, pools)

@@ -11,7 +11,7 @@ from typing import Any
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
 from components.manifests.plan import JobPlan, SchedulerKind, job_issues, plan
-from components.models import StackConfig, TrainingJobSpec
+from components.models import AwsClusterSpec, StackConfig, TrainingJobSpec
 from components.pool import Pool, resolve_pools
 
 _OPERATOR = {
@@ -41,6 +41,7 @@ def resolve(config: StackConfig) -> Stack:
     cluster = config.cluster
     region = getattr(cluster, "region", None)
     pools, issues = resolve_pools(config.node_pools, cluster.provider, region, config.network)
+    issues += _aws_zones(config)
     issues += _unique(config)
     issues += _queues(config)
     plans: list[JobPlan] = []
@@ -161,6 +162,19 @@ def _job_issues(config: StackConfig, pools: dict[str, Pool], job: TrainingJobSpe
                 )
             )
     return issues
+
+
+def _aws_zones(config: StackConfig) -> list[Issue]:
+    """A pool with a zone needs a subnet there."""
+    cluster = config.cluster
+    zones = cluster.zones() if isinstance(cluster, AwsClusterSpec) else None
+    if zones is None:
+        return []
+    return [
+        Issue(f"nodePools[{i}].zone", f"the cluster has no subnet in {pool.zone} (its zones: {', '.join(zones)})")
+        for i, pool in enumerate(config.node_pools)
+        if pool.zone and pool.zone not in zones
+    ]
 
 
 def _queues(config: StackConfig) -> list[Issue]:

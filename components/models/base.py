@@ -79,7 +79,7 @@ Quantity = Annotated[str, BeforeValidator(_scalar_to_str), AfterValidator(quanti
 """A Kubernetes quantity such as "32", "500m" or "64Gi"."""
 
 EnvValue = Annotated[str, BeforeValidator(_scalar_to_str)]
-"""An environment variable value; numbers and booleans are written as strings."""
+"""A string that YAML may have read as a number or boolean (env values, command arguments)."""
 
 
 _AT = "\x00"

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from components.models.base import DnsLabel, Spec
+from components.models.base import DnsLabel, Spec, at
 
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
 
@@ -48,28 +48,43 @@ class AwsClusterSpec(Spec):
     """Create a VPC. Default: none (use vpcId and subnetIds)."""
     vpc_id: str | None = None
     """An existing VPC. Default: none."""
-    subnet_ids: list[str] = Field(default_factory=list)
-    """Existing subnets in that VPC, by zone. Default: none."""
+    subnet_ids: list[str] | dict[str, str] = Field(default_factory=list)
+    """Existing private subnets for nodes: a list, or a map zone -> subnet (which lets pools in a zone
+    be checked offline). Required with vpcId or adopt. Default: none."""
     endpoint_public_access: bool = True
     """Whether the API server endpoint is public. Default: true."""
     public_access_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
     """CIDRs allowed to reach a public endpoint. Default: 0.0.0.0/0."""
     adopt: bool = False
-    """Adopt an EKS cluster that already exists under `name` instead of creating one. Default: false."""
+    """Adopt an EKS cluster that already exists under `name` instead of creating one; its node
+    groups go into `subnetIds`. Default: false."""
+    admins: list[str] = Field(default_factory=list)
+    """IAM principal ARNs given cluster-admin access entries. Default: none (the creator is admin)."""
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
     """The add-on node group. Default: 2-4 m6i.2xlarge nodes."""
 
     @model_validator(mode="after")
     def _vpc_or_subnets(self) -> AwsClusterSpec:
+        for zone in [*self.availability_zones, *(self.subnet_ids if isinstance(self.subnet_ids, dict) else [])]:
+            if not zone.startswith(self.region):
+                raise at("availabilityZones", f"zone '{zone}' is not in the region '{self.region}'")
         if self.adopt:
+            if self.vpc is not None or not self.subnet_ids:
+                raise at("subnetIds", "an adopted cluster's node groups go into existing subnets: set `subnetIds`")
             return self
         if self.vpc is not None and (self.vpc_id or self.subnet_ids):
-            raise ValueError("set either `vpc` (a new VPC) or `vpcId` with `subnetIds` (an existing one), not both")
+            raise at("vpc", "set either `vpc` (a new VPC) or `vpcId` with `subnetIds` (an existing one), not both")
         if self.vpc is None and not (self.vpc_id and self.subnet_ids):
-            raise ValueError("set `vpc: {cidr: 10.0.0.0/16}` to create a VPC, or `vpcId` and `subnetIds` to use one")
+            raise at("vpc", "set `vpc: {cidr: 10.0.0.0/16}` to create a VPC, or `vpcId` and `subnetIds` to use one")
         if self.vpc is not None and len(self.availability_zones) < 2:
-            raise ValueError("a new VPC needs `availabilityZones` with at least two zones of the region")
+            raise at("availabilityZones", "a new VPC needs at least two zones of the region (EKS requires two)")
         return self
+
+    def zones(self) -> list[str] | None:
+        """The zones nodes can live in, when known offline."""
+        if self.vpc is not None:
+            return list(self.availability_zones)
+        return list(self.subnet_ids) if isinstance(self.subnet_ids, dict) else None
 
 
 class GcpClusterSpec(Spec):

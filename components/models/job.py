@@ -88,7 +88,7 @@ class TrainingJobSpec(Spec):
     """pytorch | mpi | tensorflow | indexed. Default: pytorch."""
     image: str = Field(min_length=1)
     """Container image. Required."""
-    command: list[str] = Field(min_length=1)
+    command: list[EnvValue] = Field(min_length=1)
     """The training program and its arguments, e.g. [train.py, --epochs=3]. torchrun / mpirun
     flags are added by the launcher. Required."""
     nodes: int | None = Field(default=None, ge=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -34,6 +35,8 @@ CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
         "arn": "arn:aws:eks:us-east-1:123456789012:cluster/prod",
     },
     "aws:iam/role:Role": {"arn": "arn:aws:iam::123456789012:role/mock"},
+    "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1},
+    "aws:ec2/placementGroup:PlacementGroup": {"name": "mock-placement-group"},
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},
@@ -44,12 +47,21 @@ CLOUD_CALLS: dict[str, dict[str, Any]] = {
         "endpoint": "https://ADOPTED.gr7.us-east-1.eks.amazonaws.com",
         "certificateAuthorities": [{"data": "Q0VSVA=="}],
         "identities": [{"oidcs": [{"issuer": "https://oidc.eks.us-east-1.amazonaws.com/id/ADOPTED"}]}],
-        "vpcConfigs": [{"clusterSecurityGroupId": "sg-adopted", "vpcId": "vpc-adopted"}],
+        "vpcConfig": {"clusterSecurityGroupId": "sg-adopted", "vpcId": "vpc-adopted"},
         "arn": "arn:aws:eks:us-east-1:123456789012:cluster/adopted",
         "name": "adopted",
     },
     "aws:ec2/getSubnet:getSubnet": {"availabilityZone": "us-east-1a", "vpcId": "vpc-existing"},
 }
+
+
+def _merge(outputs: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
+    """Inputs over outputs, merging nested objects (an input vpcConfig keeps the output's security group)."""
+    merged = dict(outputs)
+    for key, value in inputs.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = _merge(merged[key], value) if both else value
+    return merged
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -61,7 +73,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.inputs[(args.typ, args.name)] = args.inputs
-        return f"{args.name}-id", {**CLOUD_OUTPUTS.get(args.typ, {}), **args.inputs}
+        return f"{args.name}-id", _merge(CLOUD_OUTPUTS.get(args.typ, {}), args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         self.calls.append(args)
@@ -106,13 +118,37 @@ class RecordingMonitor(MockMonitor):
 
 
 def run(program: Any) -> Any:
-    """Run `program()` under the mocks and wait until every registration is done; return its result."""
+    """Run `program()` under the mocks and wait until every registration (and a returned Output) is done."""
     result: list[Any] = []
 
     @pulumi.runtime.test
     def _wrapper() -> Any:
         result.append(program())
-        return None
+        return result[0] if isinstance(result[0], pulumi.Output) else None
 
     _wrapper()
     return result[0]
+
+
+def resolved(output: pulumi.Output[Any]) -> tuple[Any, bool]:
+    """The value of an output and whether it is secret (call inside `run`, after the program)."""
+    found: list[Any] = []
+
+    @pulumi.runtime.test
+    def _wrapper() -> Any:
+        return pulumi.Output.all(output, pulumi.Output.from_input(output.is_secret())).apply(found.extend)
+
+    _wrapper()
+    return found[0], found[1]
+
+
+def use_stack(monitor: RecordingMonitor, stack_file: Path, config: dict[str, Any] | None = None) -> None:
+    """Run as `pulumi up -s <stack>` of that file would: its stack name, and its config (or `config`)."""
+    import json
+
+    import yaml
+
+    name = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    pulumi.runtime.set_mocks(monitor.recording, project="gpu-training", stack=name, preview=False, monitor=monitor)
+    values = config if config is not None else yaml.safe_load(stack_file.read_text())["config"]
+    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in values.items()})

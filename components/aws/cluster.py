@@ -1,0 +1,223 @@
+"""EksCluster: an EKS cluster built with pulumi_aws, its system node group, GPU pools, and a provider."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+from pulumi_aws import ec2, eks, iam
+
+from components.aws import iam as policies
+from components.aws.kubeconfig import kubeconfig
+from components.aws.nodepool import EksGpuNodePool
+from components.aws.vpc import Vpc
+from components.models import AwsClusterSpec, NodePoolSpec
+from components.pool import Pool
+
+TOKEN = "gpu-training:index:EksCluster"
+CORE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
+SYSTEM_INSTANCE_TYPE = "m6i.2xlarge"
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster (or an adopted one) with IRSA, access entries, core add-ons, a system node
+    group, one managed node group per GPU pool, and a Kubernetes provider for what follows."""
+
+    kubeconfig: pulumi.Output[str]
+    """The cluster's kubeconfig (secret); tokens come from `aws eks get-token`."""
+    oidc_provider_arn: pulumi.Output[str]
+    """The IAM OIDC provider for IRSA."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: AwsClusterSpec,
+        pools: list[tuple[NodePoolSpec, Pool]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """Build or adopt the cluster named in `spec`, then its node groups."""
+        super().__init__(TOKEN, name, {}, opts)
+        self.aws = aws.Provider(f"{name}-aws", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, provider=self.aws)
+
+        subnets, vpc_id = self._network(name, spec, child)
+        node_role = self._role(f"{name}-node", "ec2.amazonaws.com", policies.NODE_POLICIES, child)
+
+        if spec.adopt:
+            found = eks.get_cluster_output(
+                name=spec.name, opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws)
+            )
+            cluster_name = found.name
+            endpoint, ca_data = found.endpoint, found.certificate_authorities[0].data
+            issuer = found.identities[0].oidcs[0].issuer
+            cluster_sg = found.vpc_config.cluster_security_group_id
+            vpc_id = found.vpc_config.vpc_id
+            self.cluster: eks.Cluster | None = None
+        else:
+            cluster_role = self._role(f"{name}-cluster", "eks.amazonaws.com", policies.CLUSTER_POLICIES, child)
+            self.cluster = eks.Cluster(
+                name,
+                name=spec.name,
+                role_arn=cluster_role.arn,
+                version=spec.kubernetes_version,
+                vpc_config={
+                    "subnet_ids": list(subnets.all),
+                    "endpoint_public_access": spec.endpoint_public_access,
+                    "endpoint_private_access": True,
+                    "public_access_cidrs": spec.public_access_cidrs if spec.endpoint_public_access else None,
+                },
+                access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[cluster_role])),
+            )
+            cluster_name = self.cluster.name
+            endpoint, ca_data = self.cluster.endpoint, self.cluster.certificate_authority.data
+            issuer = self.cluster.identities[0].oidcs[0].issuer
+            cluster_sg = self.cluster.vpc_config.cluster_security_group_id
+
+        self.oidc = iam.OpenIdConnectProvider(
+            f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"], opts=child
+        )
+        for index, principal in enumerate(spec.admins):
+            entry = eks.AccessEntry(
+                f"{name}-admin-{index}", cluster_name=cluster_name, principal_arn=principal, type="STANDARD", opts=child
+            )
+            eks.AccessPolicyAssociation(
+                f"{name}-admin-{index}",
+                cluster_name=cluster_name,
+                principal_arn=principal,
+                policy_arn=policies.CLUSTER_ADMIN_POLICY,
+                access_scope={"type": "cluster"},
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[entry])),
+            )
+        addons = [
+            eks.Addon(
+                f"{name}-{addon}",
+                cluster_name=cluster_name,
+                addon_name=addon,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                opts=child,
+            )
+            for addon in CORE_ADDONS
+        ]
+
+        system = spec.system_pool
+        self.system_node_group = eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=cluster_name,
+            node_group_name=f"{spec.name}-system",
+            node_role_arn=node_role.arn,
+            subnet_ids=list(subnets.all) if subnets.by_zone is None else list(subnets.by_zone.values()),
+            instance_types=[system.instance_type or SYSTEM_INSTANCE_TYPE],
+            ami_type="AL2023_x86_64_STANDARD",
+            scaling_config={
+                "min_size": system.min_nodes,
+                "max_size": system.max_nodes,
+                "desired_size": system.min_nodes,
+            },
+            labels={"gpu-training/role": "system"},
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[node_role, *addons])),
+        )
+        # CoreDNS needs nodes to become healthy, so it follows the system node group.
+        eks.Addon(
+            f"{name}-coredns",
+            cluster_name=cluster_name,
+            addon_name="coredns",
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.system_node_group])),
+        )
+
+        self.node_pools: dict[str, pulumi.Resource] = {}
+        for pool_spec, pool in pools:
+            self.node_pools[pool.name] = EksGpuNodePool(
+                f"{name}-{pool.name}",
+                pool_spec,
+                pool,
+                cluster_name=cluster_name,
+                node_role_arn=node_role.arn,
+                subnet_ids=subnets.for_zone(pool.zone),
+                vpc_id=vpc_id,
+                cluster_security_group_id=cluster_sg,
+                opts=pulumi.ResourceOptions(
+                    parent=self, providers={"aws": self.aws}, depends_on=[self.system_node_group]
+                ),
+            )
+
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(endpoint, ca_data).apply(
+                lambda args: kubeconfig(spec.name, args[0], args[1], spec.region)
+            )
+        )
+        self.provider = k8s.Provider(
+            f"{name}-kubernetes",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+        )
+        self.oidc_provider_arn = self.oidc.arn
+        self.register_outputs({"kubeconfig": self.kubeconfig, "oidcProviderArn": self.oidc_provider_arn})
+
+    def _role(self, name: str, service: str, attached: tuple[str, ...], opts: pulumi.ResourceOptions) -> iam.Role:
+        role = iam.Role(name, assume_role_policy=policies.assume_role_policy(service), opts=opts)
+        for arn in attached:
+            iam.RolePolicyAttachment(f"{name}-{policies.policy_name(arn)}", role=role.name, policy_arn=arn, opts=opts)
+        return role
+
+    def _network(
+        self, name: str, spec: AwsClusterSpec, opts: pulumi.ResourceOptions
+    ) -> tuple[Subnets, pulumi.Input[str]]:
+        if spec.vpc is not None:
+            vpc = Vpc(
+                f"{name}-vpc",
+                spec.vpc.cidr,
+                list(spec.availability_zones),
+                spec.name,
+                opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}),
+            )
+            subnets = Subnets(
+                by_zone=vpc.private_subnet_ids,
+                extra=list(vpc.public_subnet_ids.values()),
+                parent=self,
+                provider=self.aws,
+            )
+            return subnets, vpc.vpc_id
+        ids = spec.subnet_ids
+        if isinstance(ids, dict):
+            return Subnets(by_zone=dict(ids), parent=self, provider=self.aws), spec.vpc_id or ""
+        return Subnets(listed=list(ids), parent=self, provider=self.aws), spec.vpc_id or ""
+
+
+class Subnets:
+    """The node subnets of a cluster: known by zone, or a list whose zones are looked up."""
+
+    def __init__(
+        self,
+        *,
+        by_zone: dict[str, pulumi.Input[str]] | None = None,
+        listed: list[str] | None = None,
+        extra: list[pulumi.Input[str]] | None = None,
+        parent: pulumi.Resource,
+        provider: pulumi.ProviderResource,
+    ) -> None:
+        """Subnets by zone (new VPC, or a zone map in config), or a plain list of ids."""
+        self.by_zone = by_zone
+        self.listed = listed or []
+        self.extra = extra or []
+        self._invoke = pulumi.InvokeOutputOptions(parent=parent, provider=provider)
+
+    @property
+    def all(self) -> list[pulumi.Input[str]]:
+        """Every subnet the cluster's control plane attaches to."""
+        return [*(self.by_zone.values() if self.by_zone is not None else self.listed), *self.extra]
+
+    def for_zone(self, zone: str | None) -> pulumi.Input[list[str]]:
+        """The private subnets a pool's nodes go into: its zone's only, when it has one."""
+        if zone is None:
+            return list(self.by_zone.values()) if self.by_zone is not None else list(self.listed)
+        if self.by_zone is not None:
+            return [self.by_zone[zone]]
+        zones = [ec2.get_subnet_output(id=subnet, opts=self._invoke).availability_zone for subnet in self.listed]
+        return pulumi.Output.all(*zones).apply(
+            lambda found: [subnet for subnet, az in zip(self.listed, found, strict=True) if az == zone]
+        )

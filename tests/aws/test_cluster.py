@@ -1,0 +1,103 @@
+"""EksCluster under Pulumi mocks: the prod stack's cluster, an adopted cluster, existing subnets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import stacks
+from tests.support.pulumi_mocks import RecordingMonitor, resolved, run, use_stack
+
+REPO = Path(__file__).resolve().parents[2]
+PROD = REPO / "Pulumi.prod.yaml"
+
+
+def prod_config(**cluster: Any) -> dict[str, Any]:
+    config = yaml.safe_load(PROD.read_text())["config"]
+    config["gpu-training:cluster"] = {**config["gpu-training:cluster"], **cluster}
+    return config
+
+
+def deploy(monitor: RecordingMonitor, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    use_stack(monitor, PROD, config)
+    return run(lambda: stacks.run(stacks.load()))
+
+
+def test_prod_builds_a_cluster_with_irsa_addons_a_system_group_and_the_p5_pool(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    exports = deploy(pulumi_mocks)
+    (cluster,) = pulumi_mocks.of_type("aws:eks/cluster:Cluster")
+    assert cluster.inputs["name"] == "train-prod" and cluster.inputs["version"] == "1.31"
+    assert cluster.inputs["accessConfig"]["authenticationMode"] == "API"
+    assert len(cluster.inputs["vpcConfig"]["subnetIds"]) == 6
+    (oidc,) = pulumi_mocks.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+    assert oidc.inputs["url"].startswith("https://oidc.eks.us-east-1.amazonaws.com/")
+    addons = {r.inputs["addonName"] for r in pulumi_mocks.of_type("aws:eks/addon:Addon")}
+    assert addons == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
+    groups = {r.inputs["nodeGroupName"]: r for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    assert set(groups) == {"train-prod-system", "train-prod-p5"}
+    assert groups["train-prod-p5"].inputs["subnetIds"] == ["train-prod-vpc-private-us-east-1a-id"]
+    assert len(groups["train-prod-system"].inputs["subnetIds"]) == 3
+
+    (aws_provider,) = pulumi_mocks.of_type("pulumi:providers:aws")
+    assert aws_provider.inputs["region"] == "us-east-1"
+    assert all(r.provider.startswith(aws_provider.urn) for r in pulumi_mocks.registrations if r.type.startswith("aws:"))
+    (kubernetes,) = pulumi_mocks.of_type("pulumi:providers:kubernetes")
+    system = groups["train-prod-system"]
+    assert system.urn in kubernetes.dependencies, "in-cluster objects wait for the system nodes"
+    assert all(
+        r.provider.startswith(kubernetes.urn) for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")
+    )
+
+    value, secret = resolved(exports["kubeconfig"])
+    assert secret, "the kubeconfig output is secret"
+    assert "get-token" in value and "https://ABC.gr7.us-east-1.eks.amazonaws.com" in value
+
+
+def test_admins_get_access_entries(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod_config(admins=["arn:aws:iam::123456789012:role/platform"]))
+    (entry,) = pulumi_mocks.of_type("aws:eks/accessEntry:AccessEntry")
+    (policy,) = pulumi_mocks.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert entry.inputs["principalArn"] == policy.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform"
+    assert policy.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
+    assert entry.urn in policy.dependencies
+
+
+def test_adopting_an_existing_cluster_creates_no_cluster(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(
+        pulumi_mocks,
+        prod_config(
+            adopt=True, vpc=None, availabilityZones=[], subnetIds={"us-east-1a": "subnet-a", "us-east-1b": "subnet-b"}
+        ),
+    )
+    assert not pulumi_mocks.of_type("aws:eks/cluster:Cluster")
+    assert not pulumi_mocks.of_type("aws:ec2/vpc:Vpc")
+    assert any(c.token == "aws:eks/getCluster:getCluster" for c in pulumi_mocks.recording.calls)
+    groups = {r.inputs["nodeGroupName"]: r.inputs for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    assert groups["train-prod-p5"]["subnetIds"] == ["subnet-a"]
+    assert groups["train-prod-p5"]["clusterName"] == "adopted"
+    (efa,) = pulumi_mocks.of_type("aws:ec2/securityGroup:SecurityGroup")
+    assert efa.inputs["vpcId"] == "vpc-adopted"
+
+
+def test_existing_subnets_as_a_list_are_placed_by_looking_up_their_zones(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(
+        pulumi_mocks,
+        prod_config(vpc=None, availabilityZones=[], vpcId="vpc-existing", subnetIds=["subnet-1", "subnet-2"]),
+    )
+    groups = {r.inputs["nodeGroupName"]: r.inputs for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    # The mocked lookup puts every subnet in us-east-1a, so the pool takes both; the system group all.
+    assert groups["train-prod-p5"]["subnetIds"] == ["subnet-1", "subnet-2"]
+    assert groups["train-prod-system"]["subnetIds"] == ["subnet-1", "subnet-2"]
+    lookups = [c for c in pulumi_mocks.recording.calls if c.token == "aws:ec2/getSubnet:getSubnet"]
+    assert {c.args["id"] for c in lookups} == {"subnet-1", "subnet-2"}

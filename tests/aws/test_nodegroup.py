@@ -1,0 +1,84 @@
+"""Launch template and node group arguments of a GPU pool on EKS."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.aws.nodegroup import launch_template_args, network_interfaces, node_group_args
+from tests.aws.pools import aws_pool
+
+
+def test_p5_gets_an_efa_device_on_each_of_its_32_network_cards() -> None:
+    _, pool = aws_pool()
+    interfaces = network_interfaces(pool, 32, ["sg-cluster", "sg-efa"])
+    primary, *efa = interfaces
+    assert (primary["network_card_index"], primary["device_index"], primary["interface_type"]) == (0, 0, "interface")
+    assert len(efa) == 32 == pool.efa_interfaces
+    assert {i["interface_type"] for i in efa} == {"efa-only"}
+    assert sorted(i["network_card_index"] for i in efa) == list(range(32))
+    assert efa[0]["device_index"] == 1, "card 0's EFA sits behind the ENA primary"
+    assert all(i["device_index"] == 0 for i in efa[1:])
+    assert all(i["security_groups"] == ["sg-cluster", "sg-efa"] for i in interfaces)
+
+
+def test_g6e_48xlarge_gets_four() -> None:
+    _, pool = aws_pool(name="g6e", instanceType="g6e.48xlarge")
+    assert [i["interface_type"] for i in network_interfaces(pool, 4, [])].count("efa-only") == 4
+
+
+def test_launch_template_for_an_efa_pool_in_a_placement_group() -> None:
+    spec, pool = aws_pool(diskSizeGb=1000)
+    args = launch_template_args(spec, pool, network_cards=32, security_groups=["sg"], placement_group="pg-p5")
+    assert args["instance_type"] == "p5.48xlarge"
+    assert args["placement"] == {"group_name": "pg-p5"}
+    assert len(args["network_interfaces"]) == 33
+    assert args["block_device_mappings"][0]["ebs"]["volume_size"] == 1000
+    assert args["metadata_options"]["http_tokens"] == "required"
+    assert "capacity_reservation_specification" not in args and "instance_market_options" not in args
+
+
+def test_a_pool_without_efa_leaves_interfaces_to_the_node_group() -> None:
+    spec, pool = aws_pool(name="g5", instanceType="g5.12xlarge", zone=None, fabric="tcp")
+    args = launch_template_args(spec, pool)
+    assert "network_interfaces" not in args and "placement" not in args
+
+
+def test_an_on_demand_capacity_reservation() -> None:
+    spec, pool = aws_pool(capacity={"type": "reservation", "reservationId": "cr-0123456789abcdef0"})
+    args = launch_template_args(spec, pool, network_cards=32)
+    target = args["capacity_reservation_specification"]["capacity_reservation_target"]
+    assert target == {"capacity_reservation_id": "cr-0123456789abcdef0"}
+    assert "instance_market_options" not in args
+    assert node_group_args(spec, pool)["capacity_type"] == "ON_DEMAND"
+
+
+def test_a_capacity_block_for_ml() -> None:
+    spec, pool = aws_pool(capacity={"type": "capacity-block", "reservationId": "cr-0fedcba9876543210"})
+    args = launch_template_args(spec, pool, network_cards=32)
+    assert args["instance_market_options"] == {"market_type": "capacity-block"}
+    target = args["capacity_reservation_specification"]["capacity_reservation_target"]
+    assert target["capacity_reservation_id"] == "cr-0fedcba9876543210"
+    assert node_group_args(spec, pool)["capacity_type"] == "CAPACITY_BLOCK"
+
+
+@pytest.mark.parametrize(("capacity", "expected"), [("on-demand", "ON_DEMAND"), ("spot", "SPOT")])
+def test_capacity_types(capacity: str, expected: str) -> None:
+    spec, pool = aws_pool(capacity={"type": capacity})
+    assert node_group_args(spec, pool)["capacity_type"] == expected
+
+
+def test_node_group_uses_the_accelerated_ami_with_the_pools_taints_labels_and_size() -> None:
+    spec, pool = aws_pool(
+        minNodes=1,
+        maxNodes=8,
+        labels={"team": "llm"},
+        taints=[{"key": "nvidia.com/gpu", "value": "true"}, {"key": "dedicated", "effect": "NoExecute"}],
+    )
+    args = node_group_args(spec, pool)
+    assert args["ami_type"] == "AL2023_x86_64_NVIDIA"
+    assert args["scaling_config"] == {"min_size": 1, "max_size": 8, "desired_size": 1}
+    assert args["labels"] == {"team": "llm", "gpu-training/pool": "p5"}
+    assert args["taints"] == [
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
+        {"key": "dedicated", "value": None, "effect": "NO_EXECUTE"},
+    ]

@@ -35,9 +35,9 @@ class TrainingJob(pulumi.ComponentResource):
         name: str,
         spec: TrainingJobSpec | Mapping[str, Any] | None = None,
         *,
-        pool: Pool | Mapping[str, Any],
-        scheduler: SchedulerKind = "none",
-        queue: str | None = None,
+        pool: Pool | Mapping[str, Any] | pulumi.Output[Any],
+        scheduler: SchedulerKind | pulumi.Output[Any] = "none",
+        queue: str | pulumi.Output[Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
         **fields: Any,
     ) -> None:
@@ -45,31 +45,50 @@ class TrainingJob(pulumi.ComponentResource):
 
         `scheduler` is the cluster's gang scheduler (volcano | kueue | none); `queue` the queue
         when the spec names none. Config mistakes raise a clean error naming the field.
+
+        `pool`, `scheduler` and `queue` may be outputs of a StackReference to the platform stack
+        (its `pools` and `scheduler` exports). Those are known at preview, and the job's objects
+        are created once they resolve.
         """
         super().__init__(TOKEN, name, {}, opts)
+        self._name = name
+        self._upstream = _depends_on(opts)
+        job = _spec(name, spec, fields)
+        if any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue)):
+            built = pulumi.Output.all(pool, scheduler, queue).apply(lambda args: self._build(job, *args))
+            self.world_size = built.apply(lambda b: b[0])
+            self.objects = built.apply(lambda b: b[1])
+            self.workload = built.apply(lambda b: b[2])
+        else:
+            world_size, objects, workload = self._build(job, pool, scheduler, queue)  # type: ignore[arg-type]
+            self.world_size = pulumi.Output.from_input(world_size)
+            self.objects = pulumi.Output.from_input(objects)
+            self.workload = pulumi.Output.from_input(workload)
+        self.register_outputs({"worldSize": self.world_size, "objects": self.objects, "workload": self.workload})
+
+    def _build(
+        self, spec: TrainingJobSpec, pool: Pool | Mapping[str, Any], scheduler: SchedulerKind, queue: str | None
+    ) -> tuple[int, list[str], str]:
+        """Plan the job on its pool and create its objects; the workload waits for the rest."""
         try:
-            self.plan: JobPlan = plan(_spec(name, spec, fields), _pool(pool), scheduler, queue)
+            self.plan: JobPlan = plan(spec, _pool(pool), scheduler or "none", queue)
         except ConfigError as exc:
             raise as_pulumi_error(exc) from None
         manifests = trainingjob.objects(self.plan)
         self.manifests: list[dict[str, Any]] = manifests
         # Children wait for what the component waits for (namespace, claims, operators): a
         # component's depends_on does not hold back resources created inside it.
-        upstream = _depends_on(opts)
         supporting: list[pulumi.Resource] = []
         for obj in manifests[:-1]:
-            child = pulumi.ResourceOptions(parent=self, depends_on=upstream)
-            supporting.append(kube_object(f"{name}-{obj['kind'].lower()}", obj, child))
+            child = pulumi.ResourceOptions(parent=self, depends_on=self._upstream)
+            supporting.append(kube_object(f"{self._name}-{obj['kind'].lower()}", obj, child))
         workload = manifests[-1]
         self.resource = kube_object(
-            f"{name}-{workload['kind'].lower()}",
+            f"{self._name}-{workload['kind'].lower()}",
             workload,
-            pulumi.ResourceOptions(parent=self, depends_on=[*upstream, *supporting]),
+            pulumi.ResourceOptions(parent=self, depends_on=[*self._upstream, *supporting]),
         )
-        self.world_size = pulumi.Output.from_input(self.plan.world_size)
-        self.objects = pulumi.Output.from_input([key(o) for o in manifests])
-        self.workload = pulumi.Output.from_input(key(workload))
-        self.register_outputs({"worldSize": self.world_size, "objects": self.objects, "workload": self.workload})
+        return self.plan.world_size, [key(o) for o in manifests], key(workload)
 
 
 def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
@@ -80,9 +99,12 @@ def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
 
 
 def _spec(name: str, spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> TrainingJobSpec:
-    if isinstance(spec, TrainingJobSpec):
-        return parse_job({**spec.to_config(), **fields}) if fields else spec
-    return parse_job({"name": name, **(spec or {}), **fields})
+    try:
+        if isinstance(spec, TrainingJobSpec):
+            return parse_job({**spec.to_config(), **fields}) if fields else spec
+        return parse_job({"name": name, **(spec or {}), **fields})
+    except ConfigError as exc:
+        raise as_pulumi_error(exc) from None
 
 
 def _pool(pool: Pool | Mapping[str, Any]) -> Pool:

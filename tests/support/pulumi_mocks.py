@@ -70,9 +70,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.calls: list[pulumi.runtime.MockCallArgs] = []
+        self.stack_outputs: dict[str, dict[str, Any]] = {}
+        """The outputs a StackReference to each stack name reads."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.inputs[(args.typ, args.name)] = args.inputs
+        if args.typ == "pulumi:pulumi:StackReference":
+            stack = args.inputs["name"]
+            return stack, {"name": stack, "outputs": self.stack_outputs[stack]}
         return f"{args.name}-id", _merge(CLOUD_OUTPUTS.get(args.typ, {}), args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

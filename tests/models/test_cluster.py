@@ -1,0 +1,113 @@
+"""Cluster specs: each provider's mistakes give one clear error naming the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config import parse_stack
+from components.errors import ConfigError
+from components.validation import resolve
+
+AWS: dict[str, Any] = {
+    "provider": "aws",
+    "name": "prod",
+    "region": "us-east-1",
+    "availabilityZones": ["us-east-1a", "us-east-1b"],
+    "vpc": {"cidr": "10.0.0.0/16"},
+}
+P5 = {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 2, "zone": "us-east-1a"}
+
+
+def issues(cluster: dict[str, Any], pools: list[dict[str, Any]] | None = None) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as caught:
+        resolve(parse_stack({"cluster": cluster, "nodePools": pools or []}))
+    return [(i.path, i.message) for i in caught.value.issues]
+
+
+def test_a_zone_outside_the_region() -> None:
+    assert issues({**AWS, "availabilityZones": ["us-east-1a", "us-west-2b"]}) == [
+        ("cluster.availabilityZones", "zone 'us-west-2b' is not in the region 'us-east-1'")
+    ]
+
+
+def test_a_pool_zone_outside_the_region() -> None:
+    found = issues(AWS, [{**P5, "zone": "eu-west-1a"}])
+    assert ("nodePools[0].zone", "zone 'eu-west-1a' is not in the cluster's region 'us-east-1'") in found
+
+
+def test_a_pool_zone_without_a_subnet() -> None:
+    assert issues(AWS, [{**P5, "zone": "us-east-1c"}]) == [
+        ("nodePools[0].zone", "the cluster has no subnet in us-east-1c (its zones: us-east-1a, us-east-1b)")
+    ]
+
+
+def test_a_new_vpc_needs_two_zones() -> None:
+    assert issues({**AWS, "availabilityZones": ["us-east-1a"]})[0][0] == "cluster.availabilityZones"
+
+
+def test_vpc_and_existing_subnets_are_exclusive() -> None:
+    path, message = issues({**AWS, "vpcId": "vpc-1", "subnetIds": ["subnet-1"]})[0]
+    assert path == "cluster.vpc" and "not both" in message
+
+
+def test_neither_vpc_nor_subnets() -> None:
+    path, message = issues({k: v for k, v in AWS.items() if k != "vpc"})[0]
+    assert path == "cluster.vpc" and "vpcId" in message
+
+
+def test_adopting_needs_the_subnets_for_node_groups() -> None:
+    found = issues({"provider": "aws", "name": "prod", "region": "us-east-1", "adopt": True})
+    assert found[0][0] == "cluster.subnetIds"
+
+
+def test_existing_subnets_by_zone_are_checked_offline() -> None:
+    cluster = {
+        "provider": "aws",
+        "name": "prod",
+        "region": "us-east-1",
+        "vpcId": "vpc-1",
+        "subnetIds": {"us-east-1a": "subnet-a"},
+    }
+    assert resolve(parse_stack({"cluster": cluster, "nodePools": [P5]})).pools["p5"].zone == "us-east-1a"
+    assert issues(cluster, [{**P5, "zone": "us-east-1b"}])[0][0] == "nodePools[0].zone"
+
+
+@pytest.mark.parametrize("capacity", ["reservation", "capacity-block"])
+def test_a_reservation_or_capacity_block_needs_its_id(capacity: str) -> None:
+    assert issues(AWS, [{**P5, "capacity": {"type": capacity}}]) == [
+        (
+            "nodePools[0].capacity.reservationId",
+            f"capacity type '{capacity}' needs `reservationId` (the reservation to consume)",
+        )
+    ]
+
+
+def test_a_capacity_block_is_aws_only_and_flex_start_gcp_only() -> None:
+    gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
+    a3 = {
+        "name": "a3",
+        "machineType": "a3-highgpu-8g",
+        "maxNodes": 2,
+        "zone": "us-central1-a",
+        "capacity": {"type": "capacity-block", "reservationId": "r"},
+    }
+    assert issues(gcp, [a3])[0][0] == "nodePools[0].capacity.type"
+    assert issues(AWS, [{**P5, "capacity": {"type": "flex-start"}}])[0][0] == "nodePools[0].capacity.type"
+
+
+def test_gke_pools_name_a_machine_type_and_aws_pools_an_instance_type() -> None:
+    gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
+    assert (
+        issues(gcp, [{"name": "x", "instanceType": "p5.48xlarge", "maxNodes": 1}])[0][0] == "nodePools[0].instanceType"
+    )
+    assert ("nodePools[0].instanceType", "is required on AWS, e.g. p5.48xlarge") in issues(
+        AWS, [{"name": "x", "maxNodes": 1}]
+    )
+
+
+def test_efa_on_gke_is_refused() -> None:
+    gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
+    found = issues(gcp, [{"name": "a3", "machineType": "a3-highgpu-8g", "maxNodes": 1, "fabric": "efa"}])
+    assert ("nodePools[0].fabric", "EFA is an AWS fabric; GKE pools use tcp") in found

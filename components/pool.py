@@ -16,6 +16,8 @@ POOL_LABEL = "gpu-training/pool"
 """The node label that pools this stack creates carry, and that jobs select on."""
 
 Provider = Literal["aws", "gcp", "existing"]
+SYSTEM_POOL = "system"
+"""The name of the untainted pool EKS and GKE stacks make for add-ons."""
 
 
 class PodNetwork(Spec):
@@ -209,7 +211,7 @@ def _default_placement(provider: Provider, zone: str | None, capacity: str) -> L
     # Reservations and capacity blocks carry their own placement; a placement group on top of
     # them fails with InsufficientInstanceCapacity, so they get none unless asked.
     if zone is None or capacity not in ("on-demand", "spot"):
-        return "none"
+        return "none"  # flex-start, too, takes no compact placement
     return {"aws": "cluster", "gcp": "compact"}.get(provider, "none")  # type: ignore[return-value]
 
 
@@ -271,6 +273,13 @@ def _check_provider_options(
         issues.append(Issue(f"{path}.capacity.type", "capacity-block is AWS's; on GKE use reservation or flex-start"))
     if provider == "aws" and capacity == "flex-start":
         issues.append(Issue(f"{path}.capacity.type", "flex-start is GKE's; on AWS use capacity-block or reservation"))
+    if provider == "gcp" and capacity == "flex-start":
+        if spec.min_nodes:
+            issues.append(Issue(f"{path}.minNodes", "a flex-start pool scales from zero: set minNodes: 0"))
+        if placement == "compact":
+            issues.append(Issue(f"{path}.placement", "flex-start capacity takes no compact placement: set none"))
+    if provider != "existing" and spec.name == SYSTEM_POOL:
+        issues.append(Issue(f"{path}.name", f"'{SYSTEM_POOL}' is the add-on pool the cluster makes; choose another"))
     if provider == "existing" and not spec.node_selector:
         issues.append(
             Issue(

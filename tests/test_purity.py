@@ -18,6 +18,12 @@ PURE = [
     "components.manifests.trainingjob",
     "components.render",
     "components.cli",
+    "components.aws.network",
+    "components.aws.nodegroup",
+    "components.aws.kubeconfig",
+    "components.aws.iam",
+    "components.gcp.nodepool",
+    "components.gcp.kubeconfig",
 ]
 
 

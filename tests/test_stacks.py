@@ -13,7 +13,7 @@ import stacks
 from components.kubernetes.objects import StackConfigError
 from components.render import render
 from components.validation import resolve_file
-from tests.support.pulumi_mocks import RecordingMonitor, run
+from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,3 +60,34 @@ def test_a_config_mistake_is_a_clean_error_naming_file_and_line(pulumi_mocks: Re
     assert isinstance(caught.value, pulumi.RunError), "Pulumi prints a RunError without a traceback"
     assert str(caught.value).startswith("Pulumi.dev.yaml:")
     assert "jobs[0].nodes: 9 nodes, but pool 'h100' has at most 4" in str(caught.value)
+
+
+@pytest.mark.parametrize("stack_file", sorted(REPO.glob("Pulumi.*.yaml")), ids=lambda p: p.name)
+def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
+    pulumi_mocks: RecordingMonitor, monkeypatch, stack_file: Path
+) -> None:
+    monkeypatch.chdir(REPO)
+    use_stack(pulumi_mocks, stack_file)
+    exports = run(lambda: stacks.run(stacks.load()))
+    rendered = render(resolve_file(stack_file))
+    registered = {
+        (r.inputs.get("kind"), r.inputs.get("metadata", {}).get("namespace"), r.inputs.get("metadata", {}).get("name"))
+        for r in pulumi_mocks.registrations
+        if r.type.startswith("kubernetes:")
+    }
+    expected = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in rendered.objects}
+    assert registered == expected
+    (provider,) = pulumi_mocks.of_type("pulumi:providers:kubernetes")
+    assert all(
+        r.provider.startswith(provider.urn) for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")
+    )
+    assert set(exports["pools"]) == set(rendered.stack.pools)
+    node_pools = [
+        r
+        for r in pulumi_mocks.registrations
+        if r.type in ("aws:eks/nodeGroup:NodeGroup", "gcp:container/nodePool:NodePool")
+    ]
+    cloud = rendered.stack.config.cluster.provider
+    assert len(node_pools) == (0 if cloud == "existing" else len(rendered.stack.pools) + 1), (
+        "GPU pools and the system pool"
+    )

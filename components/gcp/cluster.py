@@ -1,0 +1,98 @@
+"""GkeCluster: a GKE Standard cluster, its system pool, one node pool per GPU pool, and a Kubernetes provider."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_gcp import container
+
+from components.gcp import nodepool
+from components.gcp.kubeconfig import kubeconfig
+from components.models import GcpClusterSpec, NodePoolSpec
+from components.pool import Pool
+
+TOKEN = "gpu-training:index:GkeCluster"
+
+# Node pool names are fixed (they become the cloud.google.com/gke-nodepool label), so a pool that must be
+# replaced is deleted first; GPU capacity for a second copy is rarely there anyway. A changed initial node
+# count would replace the pool ("Changing this will force recreation"), so it counts at creation only.
+_POOL_OPTIONS = {"delete_before_replace": True, "ignore_changes": ["initial_node_count"]}
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """A GKE Standard cluster with Workload Identity and Filestore CSI, its system pool and its GPU pools."""
+
+    cluster: container.Cluster
+    """The GKE cluster."""
+    system_pool: container.NodePool
+    """The untainted pool the add-ons run on."""
+    node_pools: dict[str, pulumi.Resource]
+    """The GPU node pools, by pool name."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig using gke-gcloud-auth-plugin (secret)."""
+    provider: k8s.Provider
+    """The Kubernetes provider for in-cluster objects; it waits for the system pool."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: GcpClusterSpec,
+        pools: list[tuple[NodePoolSpec, Pool]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """The cluster named in `spec`, and a node pool for each (spec, resolved pool) pair."""
+        super().__init__(TOKEN, name, {}, opts)
+        location = spec.zone or spec.region
+        self.cluster = container.Cluster(
+            name,
+            name=spec.name,
+            project=spec.project,
+            location=location,
+            min_master_version=spec.kubernetes_version,
+            release_channel={"channel": spec.release_channel},
+            # Node pools are separate resources; GKE needs one node to create a cluster, then drops it.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            network=spec.network,
+            subnetwork=spec.subnetwork,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy={},
+            workload_identity_config={"workload_pool": f"{spec.project}.svc.id.goog"},
+            addons_config={"gcp_filestore_csi_driver_config": {"enabled": True}},
+            # The cluster holds no data that outlives it (checkpoints live on retained volumes), and the
+            # provider's default (true) makes every `pulumi destroy` or replacement fail until it is flipped.
+            deletion_protection=False,
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+        )
+        pool_opts = pulumi.ResourceOptions(parent=self, **_POOL_OPTIONS)
+        self.system_pool = container.NodePool(
+            f"{name}-system",
+            cluster=self.cluster.name,
+            project=spec.project,
+            **nodepool.system_pool_args(spec.system_pool, cluster_location=location, zone=spec.zone),
+            opts=pool_opts,
+        )
+        self.node_pools = {
+            pool.name: container.NodePool(
+                f"{name}-{pool.name}",
+                cluster=self.cluster.name,
+                project=spec.project,
+                **nodepool.node_pool_args(pool_spec, pool, cluster_location=location, zone=spec.zone),
+                opts=pool_opts,
+            )
+            for pool_spec, pool in pools
+        }
+        # The context name gcloud's get-credentials writes, so the file merges cleanly with the user's own.
+        context = f"gke_{spec.project}_{location}_{spec.name}"
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate).apply(
+                lambda values: kubeconfig(context, values[0], values[1])
+            )
+        )
+        self.provider = k8s.Provider(
+            f"{name}-kubernetes",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
+        )
+        self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": self.cluster.endpoint})

@@ -1,0 +1,157 @@
+"""GKE node pool arguments, as plain dicts keyed like pulumi_gcp.container.NodePool's arguments.
+
+Pure: no Pulumi import. The component passes these dicts to `container.NodePool` as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from components.models.cluster import SystemPoolSpec
+from components.models.nodepool import NodePoolSpec
+from components.pool import Pool
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
+SYSTEM_MACHINE_TYPE = "e2-standard-8"
+SYSTEM_POOL_NAME = "system"
+
+REGIONAL_ZONES = 3
+"""How many zones GKE spreads a regional cluster's node pools over when none are named."""
+
+TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
+"""Kubernetes taint effects as the GKE API spells them."""
+
+# A3 Ultra (H200), A4 (B200) and A4X (GB200) boot only from Hyperdisk; Persistent Disk is not offered there.
+HYPERDISK_ONLY_PREFIXES = ("a3-ultragpu-", "a4-", "a4x-")
+
+
+def boot_disk_type(machine_type: str) -> str:
+    """The boot disk type for a GPU node of this machine type: pd-ssd, or Hyperdisk where PD is not offered."""
+    return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_PREFIXES) else "pd-ssd"
+
+
+def taints(pool: Pool) -> list[dict[str, str]]:
+    """The pool's taints in the GKE API's form."""
+    return [{"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in pool.taints]
+
+
+def reservation_affinity(spec: NodePoolSpec) -> dict[str, Any] | None:
+    """Which reservations the pool's nodes consume, by capacity type; None leaves GKE's default."""
+    capacity = spec.capacity
+    if capacity.type == "reservation":
+        return {
+            "consume_reservation_type": "SPECIFIC_RESERVATION",
+            "key": RESERVATION_NAME_KEY,
+            "values": [capacity.reservation_id],
+        }
+    if capacity.type == "flex-start":
+        # Flex-start capacity comes from Dynamic Workload Scheduler, never from a reservation.
+        return {"consume_reservation_type": "NO_RESERVATION"}
+    if capacity.type == "on-demand":
+        # Compute Engine's own default, stated so a preview shows it: matching automatic reservations
+        # (already paid for) are used first, then on-demand capacity.
+        return {"consume_reservation_type": "ANY_RESERVATION"}
+    return None
+
+
+def node_config(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
+    """The pool's `node_config`: machine, GPUs with the GKE-managed driver, taints, labels, disk, capacity."""
+    machine_type = spec.machine_type or pool.machine_type or ""
+    config: dict[str, Any] = {
+        "machine_type": machine_type,
+        "guest_accelerators": [
+            {
+                "type": pool.accelerator_type,
+                "count": pool.gpus_per_node,
+                "gpu_driver_installation_config": {"gpu_driver_version": spec.gpu_driver_version},
+            }
+        ],
+        "labels": dict(pool.labels),
+        "taints": taints(pool),
+        # gVNIC is required by A3 and newer and is the faster NIC on every GPU series.
+        "gvnic": {"enabled": True},
+        "disk_size_gb": spec.disk_size_gb,
+        "disk_type": boot_disk_type(machine_type),
+        # Workload Identity: pods get their Google identity from the GKE metadata server.
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+        "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
+    }
+    if spec.capacity.type == "spot":
+        config["spot"] = True
+    if spec.capacity.type == "flex-start":
+        config["flex_start"] = True
+    affinity = reservation_affinity(spec)
+    if affinity is not None:
+        config["reservation_affinity"] = affinity
+    return config
+
+
+def autoscaling(
+    min_nodes: int, max_nodes: int, *, single_zone: bool, location_policy: str | None = None
+) -> dict[str, Any]:
+    """Autoscaling limits that mean the whole pool: per-zone limits in one zone, total limits across zones."""
+    # min/max_node_count are per zone: a pool over three zones with max 4 would grow to 12 nodes.
+    # The total limits keep maxNodes what jobs are checked against, however many zones there are.
+    limits = (
+        {"min_node_count": min_nodes, "max_node_count": max_nodes}
+        if single_zone
+        else {"total_min_node_count": min_nodes, "total_max_node_count": max_nodes}
+    )
+    return {**limits, "location_policy": location_policy} if location_policy else limits
+
+
+def initial_node_count(min_nodes: int, *, single_zone: bool) -> int:
+    """The nodes a new pool starts with, per zone as GKE counts them: enough for `min_nodes` in all."""
+    return min_nodes if single_zone else math.ceil(min_nodes / REGIONAL_ZONES)
+
+
+def node_pool_args(spec: NodePoolSpec, pool: Pool, *, cluster_location: str, zone: str | None) -> dict[str, Any]:
+    """The GPU pool's `container.NodePool` arguments but `cluster` and `project`.
+
+    `cluster_location` is the cluster's zone or region; `zone` is the cluster's zone, None when regional.
+    """
+    flex_start = spec.capacity.type == "flex-start"
+    single_zone = pool.zone is not None or zone is not None
+    # ANY: "prioritize utilization of unused reservations, and reduce preemption risk for Spot VMs"
+    # (pulumi_gcp NodePoolAutoscaling); GKE's flex-start node pools require it.
+    location_policy = "ANY" if spec.capacity.type in ("spot", "reservation", "flex-start") else None
+    args: dict[str, Any] = {
+        "name": spec.name,
+        "location": cluster_location,
+        "initial_node_count": initial_node_count(spec.min_nodes, single_zone=single_zone),
+        # Flex-start pools are documented with total limits (gcloud --total-min-nodes / --total-max-nodes).
+        "autoscaling": autoscaling(
+            spec.min_nodes, spec.max_nodes, single_zone=single_zone and not flex_start, location_policy=location_policy
+        ),
+        # Auto-upgrade cannot be turned off in a release channel. Flex-start pools are created without
+        # auto-repair (gcloud --no-enable-autorepair in GKE's flex-start guide; Cluster Toolkit enforces it).
+        "management": {"auto_repair": not flex_start, "auto_upgrade": True},
+        # Upgrade one node at a time without a surge node: GPU capacity for an extra node is rarely
+        # there, and a reservation has none spare.
+        "upgrade_settings": {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1},
+        "node_config": node_config(spec, pool),
+    }
+    if pool.zone is not None:
+        args["node_locations"] = [pool.zone]
+    if pool.placement == "compact":
+        args["placement_policy"] = {"type": "COMPACT"}
+    return args
+
+
+def system_pool_args(system: SystemPoolSpec, *, cluster_location: str, zone: str | None) -> dict[str, Any]:
+    """The untainted add-on pool's `container.NodePool` arguments but `cluster` and `project`."""
+    single_zone = zone is not None
+    return {
+        "name": SYSTEM_POOL_NAME,
+        "location": cluster_location,
+        "initial_node_count": initial_node_count(system.min_nodes, single_zone=single_zone),
+        "autoscaling": autoscaling(system.min_nodes, system.max_nodes, single_zone=single_zone),
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "node_config": {
+            "machine_type": system.machine_type or SYSTEM_MACHINE_TYPE,
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+            "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
+        },
+    }

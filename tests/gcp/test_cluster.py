@@ -1,0 +1,235 @@
+"""GkeCluster under Pulumi mocks: the cluster, its system and GPU pools, and a provider from a secret kubeconfig."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+
+from components.gcp import GkeCluster
+from components.models import GcpClusterSpec, NetworkConfig, NodePoolSpec
+from components.pool import Pool, resolve_pools
+from tests.support.pulumi_mocks import RecordingMonitor, Registration, run
+
+REPO = Path(__file__).resolve().parents[2]
+NODE_POOL = "gcp:container/nodePool:NodePool"
+CLUSTER = "gcp:container/cluster:Cluster"
+COMPONENT = "gpu-training:index:GkeCluster"
+REGION = "us-central1"
+ZONE = "us-central1-a"
+
+POOLS = [
+    {
+        "name": "h100",
+        "machineType": "a3-highgpu-8g",
+        "maxNodes": 4,
+        "zone": ZONE,
+        "placement": "compact",
+        "capacity": {"type": "reservation", "reservationId": "h100-block-a"},
+        "labels": {"team": "research"},
+    },
+    {
+        "name": "l4-spot",
+        "machineType": "g2-standard-48",
+        "maxNodes": 8,
+        "zone": "us-central1-b",
+        "capacity": {"type": "spot"},
+    },
+    {
+        "name": "h200-flex",
+        "machineType": "a3-ultragpu-8g",
+        "maxNodes": 2,
+        "zone": ZONE,
+        "capacity": {"type": "flex-start"},
+    },
+]
+
+
+def cluster_spec(**fields: Any) -> GcpClusterSpec:
+    return GcpClusterSpec.model_validate(
+        {"provider": "gcp", "name": "train", "project": "ml-prod", "region": REGION, **fields}
+    )
+
+
+def gke_pools(configs: list[dict[str, Any]] = POOLS) -> list[tuple[NodePoolSpec, Pool]]:
+    specs = [NodePoolSpec.model_validate(config) for config in configs]
+    pools, issues = resolve_pools(specs, "gcp", REGION, NetworkConfig())
+    assert not issues, issues
+    return [(spec, pools[spec.name]) for spec in specs]
+
+
+def build(spec: GcpClusterSpec | None = None, pools: list[tuple[NodePoolSpec, Pool]] | None = None) -> GkeCluster:
+    return run(lambda: GkeCluster("train", spec or cluster_spec(), gke_pools() if pools is None else pools))
+
+
+def only(monitor: RecordingMonitor, type_: str) -> Registration:
+    """The one registration of a type (the component and its cluster share the name `train`)."""
+    [registration] = monitor.of_type(type_)
+    return registration
+
+
+def kubeconfig_text(value: Any) -> str:
+    """The kubeconfig a provider registration received, out of its secret envelope if it has one."""
+    return value["value"] if isinstance(value, dict) else value
+
+
+def test_the_cluster_drops_its_default_pool_and_turns_on_workload_identity_and_filestore(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build()
+
+    inputs = only(pulumi_mocks, CLUSTER).inputs
+    assert inputs["removeDefaultNodePool"] is True and inputs["initialNodeCount"] == 1
+    assert inputs["workloadIdentityConfig"] == {"workloadPool": "ml-prod.svc.id.goog"}
+    assert inputs["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": True}
+    assert (inputs["name"], inputs["project"], inputs["location"]) == ("train", "ml-prod", REGION)
+    assert inputs["minMasterVersion"] == "1.31" and inputs["releaseChannel"] == {"channel": "REGULAR"}
+    assert inputs["networkingMode"] == "VPC_NATIVE" and inputs["ipAllocationPolicy"] == {}
+    assert inputs["network"] == "default" and "subnetwork" not in inputs
+    assert inputs["deletionProtection"] is False
+
+
+def test_a_zonal_cluster_lives_in_its_zone_on_its_network(pulumi_mocks: RecordingMonitor) -> None:
+    spec = cluster_spec(zone=ZONE, network="training-vpc", subnetwork="training-sub", releaseChannel="STABLE")
+    build(spec, pools=[])
+
+    inputs = only(pulumi_mocks, CLUSTER).inputs
+    assert inputs["location"] == ZONE
+    assert (inputs["network"], inputs["subnetwork"]) == ("training-vpc", "training-sub")
+    assert inputs["releaseChannel"] == {"channel": "STABLE"}
+    system = pulumi_mocks.named("train-system").inputs
+    assert system["location"] == ZONE
+    assert system["autoscaling"] == {"minNodeCount": 2, "maxNodeCount": 4}
+
+
+def test_the_a3_highgpu_pool_has_eight_h100s_compact_placement_and_its_reservation(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build()
+
+    pool = pulumi_mocks.named("train-h100").inputs
+    assert (pool["name"], pool["cluster"], pool["project"], pool["location"]) == ("h100", "train", "ml-prod", REGION)
+    config = pool["nodeConfig"]
+    assert config["machineType"] == "a3-highgpu-8g"
+    assert config["guestAccelerators"] == [
+        {"type": "nvidia-h100-80gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
+    ]
+    assert pool["placementPolicy"] == {"type": "COMPACT"}
+    assert pool["nodeLocations"] == [ZONE]
+    assert config["reservationAffinity"] == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["h100-block-a"],
+    }
+    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
+
+
+def test_gpu_nodes_carry_the_pools_taints_and_labels(pulumi_mocks: RecordingMonitor) -> None:
+    build()
+
+    config = pulumi_mocks.named("train-h100").inputs["nodeConfig"]
+    assert config["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    assert config["labels"] == {"team": "research", "gpu-training/pool": "h100"}
+    assert config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert config["gvnic"] == {"enabled": True}
+    assert (config["diskType"], config["diskSizeGb"]) == ("pd-ssd", 500)
+
+
+def test_spot_and_flex_start_pools(pulumi_mocks: RecordingMonitor) -> None:
+    build()
+
+    spot = pulumi_mocks.named("train-l4-spot").inputs
+    assert spot["nodeConfig"]["spot"] is True and "reservationAffinity" not in spot["nodeConfig"]
+    assert spot["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-l4"
+    assert spot["nodeConfig"]["guestAccelerators"][0]["count"] == 4
+    assert spot["placementPolicy"] == {"type": "COMPACT"}, "spot pools with a zone are compact by default"
+
+    flex = pulumi_mocks.named("train-h200-flex").inputs
+    assert flex["nodeConfig"]["flexStart"] is True and "spot" not in flex["nodeConfig"]
+    assert flex["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    assert flex["nodeConfig"]["diskType"] == "hyperdisk-balanced"
+    assert flex["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 2, "locationPolicy": "ANY"}
+    assert flex["management"] == {"autoRepair": False, "autoUpgrade": True}
+    assert "placementPolicy" not in flex
+
+
+def test_the_system_pool_is_untainted_e2_standard_8_with_workload_identity(pulumi_mocks: RecordingMonitor) -> None:
+    build()
+
+    system = pulumi_mocks.named("train-system").inputs
+    assert (system["name"], system["cluster"]) == ("system", "train")
+    assert system["nodeConfig"]["machineType"] == "e2-standard-8"
+    assert system["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert "taints" not in system["nodeConfig"]
+    assert system["autoscaling"] == {"totalMinNodeCount": 2, "totalMaxNodeCount": 4}
+
+
+def test_every_child_is_parented_to_the_component_under_a_stable_name(pulumi_mocks: RecordingMonitor) -> None:
+    component = build()
+
+    owner = only(pulumi_mocks, COMPONENT)
+    assert owner.name == "train"
+    children = [r for r in pulumi_mocks.registrations if r is not owner]
+    assert {r.name for r in children} == {
+        "train",
+        "train-system",
+        "train-h100",
+        "train-l4-spot",
+        "train-h200-flex",
+        "train-kubernetes",
+    }
+    assert all(r.parent == owner.urn for r in children)
+    assert set(component.node_pools) == {"h100", "l4-spot", "h200-flex"}
+    assert len(pulumi_mocks.of_type(NODE_POOL)) == 4, "three GPU pools and the system pool"
+
+
+def test_node_pools_wait_for_the_cluster(pulumi_mocks: RecordingMonitor) -> None:
+    build()
+
+    cluster = only(pulumi_mocks, CLUSTER)
+    assert all(cluster.urn in pool.dependencies for pool in pulumi_mocks.of_type(NODE_POOL))
+
+
+def test_the_provider_uses_the_gke_auth_plugin_kubeconfig_and_waits_for_the_system_pool(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build()
+
+    [provider] = pulumi_mocks.of_type("pulumi:providers:kubernetes")
+    assert provider.name == "train-kubernetes"
+    assert provider.parent == only(pulumi_mocks, COMPONENT).urn
+    assert pulumi_mocks.named("train-system").urn in provider.dependencies
+    assert provider.inputs["enableServerSideApply"] in (True, "true")
+    document = yaml.safe_load(kubeconfig_text(provider.inputs["kubeconfig"]))
+    assert document["clusters"][0]["cluster"] == {
+        "server": "https://203.0.113.10",
+        "certificate-authority-data": "Q0VSVA==",
+    }
+    assert document["current-context"] == "gke_ml-prod_us-central1_train"
+    assert document["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+
+
+def test_the_kubeconfig_output_is_secret(pulumi_mocks: RecordingMonitor) -> None:
+    seen: list[tuple[bool, str]] = []
+
+    def program() -> pulumi.Output:
+        cluster = GkeCluster("train", cluster_spec(), gke_pools())
+        secret = pulumi.Output.from_input(cluster.kubeconfig.is_secret())
+        return pulumi.Output.all(secret, pulumi.Output.unsecret(cluster.kubeconfig)).apply(
+            lambda values: seen.append((values[0], values[1]))
+        )
+
+    run(program)
+
+    [(is_secret, text)] = seen
+    assert is_secret is True
+    assert "gke-gcloud-auth-plugin" in text
+
+
+def test_importing_the_gcp_package_does_not_import_pulumi_aws() -> None:
+    code = "import components.gcp, sys; assert 'pulumi_aws' not in sys.modules, 'pulumi_aws imported'"
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -333,3 +333,11 @@ def _pod_networks(
     if fabric == "tcp" and out:
         issues.append(Issue(f"{path}.fabric", "a tcp pool attaches no RDMA networks; set fabric: roce or infiniband"))
     return out
+
+
+def taints_of(pools: list[Pool]) -> list[Taint]:
+    """Every distinct taint of these pools, in order: what a DaemonSet on all of them tolerates."""
+    found: list[Taint] = []
+    for pool in pools:
+        found += [t for t in pool.taints if t not in found]
+    return found

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from components.addons.plan import AddonPlan
+from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
 from components.manifests import platform, trainingjob
 from components.validation import Stack
@@ -23,6 +25,7 @@ class Rendered:
 
     stack: Stack
     objects: tuple[dict[str, Any], ...]
+    addons: AddonPlan
 
     def summary(self) -> str:
         """Per pool: its jobs, their pods and GPUs; then the object counts by kind."""
@@ -40,6 +43,8 @@ class Rendered:
                     f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs "
                     f"(world size {p.world_size})"
                 )
+        installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
+        lines.append("add-ons: " + (", ".join(installs) or "none"))
         kinds: dict[str, int] = {}
         for obj in self.objects:
             kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
@@ -48,11 +53,12 @@ class Rendered:
 
 
 def render(stack: Stack) -> Rendered:
-    """Every object of the stack: platform objects first, then each job's."""
-    objects = platform.objects(stack)
+    """Every object of the stack (platform objects, the add-ons' objects, each job's), and its add-ons."""
+    addons = addon_plan(stack)
+    objects = [*platform.objects(stack), *addons.objects]
     for plan in stack.jobs:
         objects += trainingjob.objects(plan)
-    return Rendered(stack=stack, objects=tuple(objects))
+    return Rendered(stack=stack, objects=tuple(objects), addons=addons)
 
 
 def object_path(obj: dict[str, Any]) -> Path:
@@ -61,16 +67,17 @@ def object_path(obj: dict[str, Any]) -> Path:
     return Path(meta.get("namespace", "_cluster")) / f"{obj['kind'].lower()}-{meta['name']}.yaml"
 
 
-def write(objects: Iterable[dict[str, Any]], out: Path) -> list[Path]:
-    """Write each object to its own YAML file under `out`, replacing an earlier render there."""
+def write(rendered: Rendered, out: Path) -> list[Path]:
+    """Write each object to its own YAML file under `out`, each Helm release under `out`/helm/ and each
+    remote install under `out`/remote/, replacing an earlier render there."""
     _prepare(out)
-    written = []
-    for obj in objects:
-        path = out / object_path(obj)
+    files: list[tuple[Path, dict[str, Any]]] = [(out / object_path(obj), obj) for obj in rendered.objects]
+    files += [(out / "helm" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.releases]
+    files += [(out / "remote" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.remotes]
+    for path, document in files:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump([obj]), encoding="utf-8")
-        written.append(path)
-    return written
+        path.write_text(dump([document]), encoding="utf-8")
+    return [path for path, _ in files]
 
 
 def dump(objects: Iterable[dict[str, Any]]) -> str:

@@ -7,11 +7,14 @@ from typing import Any
 
 import pulumi
 
+from components.addons import plan as addons
 from components.config import read_stack_file
 from components.errors import ConfigError
+from components.kubernetes.addons import ClusterAddons
 from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
 from components.kubernetes.trainingjob import TrainingJob
+from components.manifests import trainingjob
 from components.models import CONFIG_NAMESPACE, StackConfig
 from components.validation import Stack, default_queue, resolve_raw
 from stacks import clusters
@@ -38,16 +41,25 @@ def run(stack: Stack) -> dict[str, Any]:
     cluster = clusters.build(stack)
     provider = cluster.provider
     nodes = list(cluster.node_pools.values())
-    platform = PlatformObjects("platform", stack, pulumi.ResourceOptions(provider=provider, depends_on=nodes))
+    installs = addons.plan(stack, efs_role_arn=getattr(cluster, "efs_csi_role_arn", None))
+    # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds.
+    installed = ClusterAddons("addons", installs, pulumi.ResourceOptions(provider=provider, depends_on=nodes))
+    platform = PlatformObjects(
+        "platform",
+        stack,
+        pulumi.ResourceOptions(provider=provider, depends_on=nodes),
+        needs=lambda obj: installed.waits_for(installs, obj),
+    )
     jobs = {}
     for plan in stack.jobs:
+        needs = [r for obj in trainingjob.objects(plan) for r in installed.waits_for(installs, obj)]
         jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
             f"{plan.namespace}-{plan.name}",
             plan.spec,
             pool=plan.pool,
             scheduler=stack.scheduler,
             queue=default_queue(stack.config),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[platform]),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[platform, *dict.fromkeys(needs)]),
         )
     exports: dict[str, Any] = {
         "cluster": stack.config.cluster.name,
@@ -55,6 +67,7 @@ def run(stack: Stack) -> dict[str, Any]:
         "scheduler": {"type": stack.scheduler, "defaultQueue": default_queue(stack.config)},
         "pools": {name: pool.to_config() for name, pool in stack.pools.items()},
         "platformObjects": platform.objects,
+        "addons": sorted(installed.installs),
         "jobs": {name: {"workload": job.workload, "worldSize": job.world_size} for name, job in jobs.items()},
     }
     for name, value in exports.items():

@@ -25,8 +25,15 @@ def test_render_dev_writes_every_object_and_a_summary(tmp_path: Path, capsys, mo
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
     assert "training/pytorchjob-llama-finetune.yaml" in files
     assert "_cluster/queue-research.yaml" in files
-    objects = [yaml.safe_load(p.read_text()) for p in out.rglob("*.yaml")]
+    objects = [yaml.safe_load(p.read_text()) for p in out.rglob("*.yaml") if p.parent.name not in ("helm", "remote")]
     assert_valid(*objects)
+    gpu_operator = yaml.safe_load((out / "helm" / "gpu-operator.yaml").read_text())
+    assert gpu_operator["chart"] == "gpu-operator" and gpu_operator["version"] == "v26.7.0"
+    assert gpu_operator["repository"] == "https://helm.ngc.nvidia.com/nvidia"
+    assert gpu_operator["values"]["driver"]["rdma"]["enabled"] is True
+    training = yaml.safe_load((out / "remote" / "training-operator.yaml").read_text())
+    assert training["kind"] == "kustomize" and training["ref"] == "v1.9.4"
+    assert "--gang-scheduler-name=volcano" in training["patches"]
 
 
 def test_render_replaces_its_own_output_and_refuses_a_foreign_folder(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -44,7 +44,7 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
     assert platform.type == "gpu-training:index:PlatformObjects"
     provider = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert len(provider) == 1 and provider[0].inputs["context"] == "train-dev"
-    kubernetes = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")]
+    kubernetes = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:") and r.custom]
     assert kubernetes and all(r.provider.startswith(provider[0].urn) for r in kubernetes), "every object on the cluster"
     assert exports["pools"]["h100"]["gpusPerNode"] == 8
     assert exports["cluster"] == "train-dev"
@@ -73,13 +73,15 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
     registered = {
         (r.inputs.get("kind"), r.inputs.get("metadata", {}).get("namespace"), r.inputs.get("metadata", {}).get("name"))
         for r in pulumi_mocks.registrations
-        if r.type.startswith("kubernetes:")
+        if "kind" in r.inputs
     }
     expected = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in rendered.objects}
     assert registered == expected
     (provider,) = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert all(
-        r.provider.startswith(provider.urn) for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")
+        r.provider.startswith(provider.urn)
+        for r in pulumi_mocks.registrations
+        if r.type.startswith("kubernetes:") and r.custom
     )
     assert set(exports["pools"]) == set(rendered.stack.pools)
     node_pools = [

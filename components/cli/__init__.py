@@ -33,7 +33,7 @@ def _render(args: argparse.Namespace) -> int:
     name = path.stem.removeprefix("Pulumi.") if args.config else args.stack
     out = args.out or Path("rendered") / name
     rendered = render(resolve_file(path))
-    files = write(rendered.objects, out)
+    files = write(rendered, out)
     print(rendered.summary())
     print(f"wrote {len(files)} files to {out}/")
     return 0

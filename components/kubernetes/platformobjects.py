@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -22,9 +23,20 @@ class PlatformObjects(pulumi.ComponentResource):
     objects: pulumi.Output[list[str]]
     """The objects created, as Kind/namespace/name."""
 
-    def __init__(self, name: str, stack: Stack, opts: pulumi.ResourceOptions | None = None) -> None:
-        """Create the stack's plain objects; claims are protected and kept when removed from the stack."""
+    def __init__(
+        self,
+        name: str,
+        stack: Stack,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        needs: Callable[[dict[str, Any]], list[pulumi.Resource]] | None = None,
+    ) -> None:
+        """Create the stack's plain objects; claims are protected and kept when removed from the stack.
+
+        `needs` gives the installs an object waits for (the CRDs of NADs and queues).
+        """
         super().__init__(TOKEN, name, {}, opts)
+        self._needs = needs or (lambda obj: [])
         manifests = platform.objects(stack)
         holding = {v.namespace for v in stack.config.storage.volumes}
         namespaces: dict[str, pulumi.Resource] = {}
@@ -43,6 +55,7 @@ class PlatformObjects(pulumi.ComponentResource):
     ) -> pulumi.ResourceOptions:
         kind, meta = obj["kind"], obj["metadata"]
         depends = [namespaces[meta["namespace"]]] if meta.get("namespace") in namespaces else []
+        depends += self._needs(obj)
         keep = kind in _KEEP or (kind == "Namespace" and meta["name"] in holding)
         return pulumi.ResourceOptions(
             parent=self,

@@ -134,11 +134,42 @@ class RdmaSpec(Spec):
         return value
 
 
+class SriovPolicySpec(Spec):
+    """An SriovNetworkNodePolicy: which physical functions get how many VFs, exposed as which resource."""
+
+    name: DnsLabel
+    """Policy name. Required."""
+    resource_name: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    """The VF resource name, without prefix (e.g. sriov_rdma_vf). Required."""
+    pf_names: list[str] = Field(min_length=1)
+    """Physical function interfaces, e.g. [ens1f0]. Required."""
+    num_vfs: int = Field(ge=1, le=256)
+    """VFs per physical function. Required."""
+    link_type: Literal["eth", "ib"] = "eth"
+    """eth (RoCE) | ib (InfiniBand). Default: eth."""
+    is_rdma: bool = True
+    """Expose the VFs' RDMA devices. Default: true."""
+    node_selector: dict[str, str] = Field(
+        default_factory=lambda: {"feature.node.kubernetes.io/network-sriov.capable": "true"}
+    )
+    """Nodes the policy configures. Default: SR-IOV capable nodes (NFD label)."""
+
+
 class SriovSpec(Spec):
     """The SR-IOV Network Operator."""
 
     operator: bool = False
     """Install the SR-IOV Network Operator. Default: false."""
+    resource_prefix: str = "openshift.io"
+    """Prefix of the VF resources the operator advertises. Default: openshift.io."""
+    policies: list[SriovPolicySpec] = Field(default_factory=list)
+    """SriovNetworkNodePolicies (need the operator). Default: none."""
+
+    @model_validator(mode="after")
+    def _operator(self) -> SriovSpec:
+        if self.policies and not self.operator:
+            raise at("policies", "SR-IOV policies need the operator: set operator: true")
+        return self
 
 
 class NetworkConfig(Spec):

@@ -12,8 +12,9 @@ from components.models.base import DnsLabel, Spec
 class GpuOperatorSpec(Spec):
     """The NVIDIA GPU Operator."""
 
-    enabled: bool = True
-    """Install the GPU Operator. Default: true."""
+    enabled: bool | None = None
+    """Install the GPU Operator. Default: true, except on GKE, whose pools come with GKE's own
+    driver and device plugin."""
     driver: bool | None = None
     """Run the containerized driver. Default: false on AWS (the accelerated AMI ships it) and
     GCP (GKE-managed drivers), true on existing clusters."""
@@ -22,6 +23,26 @@ class GpuOperatorSpec(Spec):
     fabric is infiniband or roce."""
     use_host_mofed: bool = False
     """MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed). Default: false."""
+
+
+class MonitoringSpec(Spec):
+    """What the cluster monitors with."""
+
+    prometheus: bool = False
+    """The Prometheus Operator runs on the cluster: add ServiceMonitors (DCGM exporter). Default: false."""
+
+
+class PriorityClassSpec(Spec):
+    """A PriorityClass jobs can name in scheduler.priorityClass."""
+
+    name: DnsLabel
+    """Name. Required."""
+    value: int = Field(ge=-2147483648, le=1000000000)
+    """Priority; higher preempts lower. Required."""
+    preempting: bool = True
+    """Whether pods of this class preempt lower ones. Default: true."""
+    description: str = ""
+    """What the class is for. Default: empty."""
 
 
 class TrainingOperatorSpec(Spec):
@@ -57,6 +78,8 @@ class SchedulerSpec(Spec):
     """volcano | kueue | none. Default: volcano."""
     queues: list[QueueSpec] = Field(default_factory=list)
     """Queues. Default: none (Volcano's `default` queue)."""
+    priority_classes: list[PriorityClassSpec] = Field(default_factory=list)
+    """PriorityClasses to create. Default: none."""
 
 
 class NamespaceSpec(Spec):

@@ -11,6 +11,7 @@ from components.models.network import NetworkConfig
 from components.models.nodepool import NodePoolSpec
 from components.models.platform import (
     GpuOperatorSpec,
+    MonitoringSpec,
     NamespaceSpec,
     SchedulerSpec,
     TrainingOperatorSpec,
@@ -38,6 +39,8 @@ class StackConfig(Spec):
     """Gang scheduler and queues. Default: Volcano, no queues."""
     storage: StorageConfig = Field(default_factory=StorageConfig)
     """Checkpoint and dataset volumes. Default: none."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Monitoring the cluster has. Default: no Prometheus Operator."""
     namespaces: list[NamespaceSpec] = Field(default_factory=list)
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
     Default: none."""

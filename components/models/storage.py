@@ -24,6 +24,7 @@ _ONLY_FOR: dict[str, tuple[str, ...]] = {
     "fileSystemId": ("efs", "fsx-lustre"),
     "s3ImportPath": ("fsx-lustre",),
     "tier": ("filestore",),
+    "zone": ("fsx-lustre",),
 }
 
 
@@ -52,6 +53,8 @@ class VolumeSpec(Spec):
     """fsx-lustre: link the file system to this S3 prefix. Default: none."""
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] | None = None
     """filestore: the service tier. Default: BASIC_SSD."""
+    zone: str | None = None
+    """fsx-lustre: the zone of the file system (one subnet). Default: the zone of the first GPU pool."""
 
     @model_validator(mode="after")
     def _fields_for_backend(self) -> VolumeSpec:

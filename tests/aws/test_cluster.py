@@ -51,7 +51,9 @@ def test_prod_builds_a_cluster_with_irsa_addons_a_system_group_and_the_p5_pool(
     system = groups["train-prod-system"]
     assert system.urn in kubernetes.dependencies, "in-cluster objects wait for the system nodes"
     assert all(
-        r.provider.startswith(kubernetes.urn) for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")
+        r.provider.startswith(kubernetes.urn)
+        for r in pulumi_mocks.registrations
+        if r.type.startswith("kubernetes:") and r.custom
     )
 
     value, secret = resolved(exports["kubeconfig"])

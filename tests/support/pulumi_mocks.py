@@ -23,6 +23,8 @@ class Registration:
     protect: bool = False
     retain_on_delete: bool = False
     provider: str = ""
+    custom: bool = True
+    """A custom resource (components, local or remote, have no provider of their own)."""
 
 
 # What the clouds would return for the outputs our components read (camelCase, as the engine has them).
@@ -107,6 +109,7 @@ class RecordingMonitor(MockMonitor):
                     protect=bool(request.protect),
                     retain_on_delete=bool(request.retainOnDelete),
                     provider=request.provider,
+                    custom=bool(request.custom) and not request.remote,
                 )
             )
         return response

@@ -1,0 +1,166 @@
+"""Secondary networking: Multus, whereabouts, the RDMA shared device plugin, SR-IOV, and EFA."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from components.addons import gpu_operator
+from components.addons.install import HelmRelease, RemoteInstall
+from components.manifests.meta import metadata
+from components.manifests.pod import tolerations
+from components.pool import taints_of
+from components.validation import Stack
+from components.versions import (
+    EFA_DEVICE_PLUGIN,
+    MULTUS,
+    MULTUS_IMAGE,
+    NETWORK_OPERATOR,
+    NETWORK_OPERATOR_IMAGE_TAG,
+    SRIOV_NETWORK_OPERATOR,
+    WHEREABOUTS,
+    WHEREABOUTS_IMAGE,
+)
+
+Patch = Callable[[dict[str, Any]], dict[str, Any] | None]
+MULTUS_NAME = "multus"
+WHEREABOUTS_NAME = "whereabouts"
+NETWORK_OPERATOR_NAME = "network-operator"
+NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
+SRIOV_NAME = "sriov-network-operator"
+SRIOV_NAMESPACE = "sriov-network-operator"
+EFA_NAME = "aws-efa-k8s-device-plugin"
+MELLANOX_REPOSITORY = "nvcr.io/nvidia/mellanox"
+NIC_CLUSTER_POLICY = "nic-cluster-policy"  # the only name the Network Operator acts on
+MELLANOX_VENDOR = "15b3"
+RDMA_HCA_MAX = 63
+# The DOCA-OFED driver container the Network Operator runs when the hosts have no MOFED.
+DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
+
+
+def multus(stack: Stack) -> RemoteInstall | None:
+    """The Multus thick plugin, when pools attach secondary networks."""
+    if not stack.config.network.multus.enabled or not stack.config.network.networks:
+        return None
+    return RemoteInstall(MULTUS_NAME, (MULTUS,), patches=(f"the multus container image is pinned to {MULTUS_IMAGE}",))
+
+
+def pin_image(image: str) -> Patch:
+    """A patch that replaces a moving tag of `image`'s repository (snapshot, latest) with the pinned one."""
+    repository = image.rsplit(":", 1)[0] + ":"
+
+    def patch(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj.get("kind") not in ("DaemonSet", "Deployment"):
+            return obj
+        spec = obj["spec"]["template"]["spec"]
+        for container in [*spec.get("initContainers", []), *spec.get("containers", [])]:
+            if container.get("image", "").startswith(repository):
+                container["image"] = image
+        return obj
+
+    return patch
+
+
+pin_multus_image = pin_image(MULTUS_IMAGE)
+"""Multus' manifest names the moving `snapshot-thick` image even at release tags."""
+pin_whereabouts_image = pin_image(WHEREABOUTS_IMAGE)
+"""Whereabouts' manifests name `:latest` at every tag."""
+
+
+def whereabouts(stack: Stack) -> RemoteInstall | None:
+    """Whereabouts IPAM, when a network uses it."""
+    if not any(n.ipam.type == "whereabouts" for n in stack.config.network.networks):
+        return None
+    return RemoteInstall(
+        WHEREABOUTS_NAME,
+        WHEREABOUTS,
+        (f"the whereabouts image is pinned to {WHEREABOUTS_IMAGE}",),
+        needs=(MULTUS_NAME,),
+    )
+
+
+def _rdma_pools(stack: Stack) -> bool:
+    return any(p.fabric in ("infiniband", "roce") for p in stack.pools.values())
+
+
+def network_operator(stack: Stack) -> HelmRelease | None:
+    """The NVIDIA Network Operator, which runs the RDMA shared device plugin (and MOFED if asked)."""
+    if not (_rdma_pools(stack) and stack.config.network.rdma.shared_device_plugin):
+        return None
+    # NFD must run from exactly one chart: the GPU Operator's when it is installed.
+    values = {"nfd": {"enabled": not gpu_operator.enabled(stack)}, "sriovNetworkOperator": {"enabled": False}}
+    return HelmRelease(NETWORK_OPERATOR_NAME, NETWORK_OPERATOR, NETWORK_OPERATOR_NAMESPACE, values)
+
+
+def nic_cluster_policy(stack: Stack) -> dict[str, Any] | None:
+    """The NicClusterPolicy: the RDMA shared device plugin exposing the configured resource, the
+    standard CNI plugins, and the DOCA-OFED driver when GPUDirect RDMA has no host MOFED."""
+    if network_operator(stack) is None:
+        return None
+    rdma = stack.config.network.rdma
+    prefix, name = rdma.resource_name.split("/", 1)
+    interfaces = rdma.interfaces or sorted({n.master for n in stack.config.network.networks if n.master})
+    selectors: dict[str, Any] = {"vendors": [MELLANOX_VENDOR]}
+    if interfaces:
+        selectors["ifNames"] = interfaces
+    entry: dict[str, Any] = {"resourceName": name, "rdmaHcaMax": RDMA_HCA_MAX, "selectors": selectors}
+    if prefix != "rdma":
+        entry["resourcePrefix"] = prefix
+    spec: dict[str, Any] = {
+        "rdmaSharedDevicePlugin": {
+            **_image("k8s-rdma-shared-dev-plugin"),
+            "config": json.dumps({"configList": [entry]}),
+        },
+        "secondaryNetwork": {"cniPlugins": _image("plugins")},
+    }
+    if gpu_operator.enabled(stack) and gpu_operator.rdma(stack) and not stack.config.gpu_operator.use_host_mofed:
+        spec["ofedDriver"] = {"image": "doca-driver", "repository": MELLANOX_REPOSITORY, "version": DOCA_DRIVER_VERSION}
+    return {
+        "apiVersion": "mellanox.com/v1alpha1",
+        "kind": "NicClusterPolicy",
+        "metadata": metadata(NIC_CLUSTER_POLICY),
+        "spec": spec,
+    }
+
+
+def _image(image: str) -> dict[str, str]:
+    return {"image": image, "repository": MELLANOX_REPOSITORY, "version": NETWORK_OPERATOR_IMAGE_TAG}
+
+
+def sriov_operator(stack: Stack) -> HelmRelease | None:
+    """The SR-IOV Network Operator, when asked for."""
+    sriov = stack.config.network.sriov
+    if not sriov.operator:
+        return None
+    values = {"sriovOperatorConfig": {"deploy": True}, "operator": {"resourcePrefix": sriov.resource_prefix}}
+    return HelmRelease(SRIOV_NAME, SRIOV_NETWORK_OPERATOR, SRIOV_NAMESPACE, values)
+
+
+def sriov_policies(stack: Stack) -> list[dict[str, Any]]:
+    """An SriovNetworkNodePolicy per configured policy."""
+    return [
+        {
+            "apiVersion": "sriovnetwork.openshift.io/v1",
+            "kind": "SriovNetworkNodePolicy",
+            "metadata": metadata(p.name, SRIOV_NAMESPACE),
+            "spec": {
+                "resourceName": p.resource_name,
+                "nodeSelector": dict(p.node_selector),
+                "numVfs": p.num_vfs,
+                "nicSelector": {"pfNames": list(p.pf_names)},
+                "deviceType": "netdevice",
+                "isRdma": p.is_rdma,
+                "linkType": p.link_type,
+            },
+        }
+        for p in stack.config.network.sriov.policies
+    ]
+
+
+def efa_device_plugin(stack: Stack) -> HelmRelease | None:
+    """The EFA device plugin on AWS, tolerating the taints of the EFA pools."""
+    efa = [p for p in stack.pools.values() if p.fabric == "efa"]
+    if stack.config.cluster.provider != "aws" or not efa:
+        return None
+    return HelmRelease(EFA_NAME, EFA_DEVICE_PLUGIN, "kube-system", {"tolerations": tolerations(taints_of(efa))})

@@ -1,0 +1,88 @@
+"""Everything a stack installs on its cluster, and which install each object waits for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.addons import gpu_operator, network, operators, scheduler, storage
+from components.addons.install import HelmRelease, RemoteInstall
+from components.addons.network import Patch
+from components.validation import Stack
+
+# The install whose CRDs (or webhooks) an API group's objects need.
+_GROUP_OWNERS = {
+    "k8s.cni.cncf.io": network.MULTUS_NAME,
+    "mellanox.com": network.NETWORK_OPERATOR_NAME,
+    "sriovnetwork.openshift.io": network.SRIOV_NAME,
+    "scheduling.volcano.sh": scheduler.VOLCANO_NAME,
+    "batch.volcano.sh": scheduler.VOLCANO_NAME,
+    "kueue.x-k8s.io": scheduler.KUEUE_NAME,
+    "nvidia.com": gpu_operator.NAME,
+}
+_KIND_OWNERS = {
+    ("kubeflow.org/v1", "PyTorchJob"): operators.TRAINING_NAME,
+    ("kubeflow.org/v1", "TFJob"): operators.TRAINING_NAME,
+    ("kubeflow.org/v2beta1", "MPIJob"): operators.MPI_NAME,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AddonPlan:
+    """The releases and remote installs of a stack, in install order, and the objects that follow them."""
+
+    releases: tuple[HelmRelease, ...]
+    remotes: tuple[RemoteInstall, ...]
+    objects: tuple[dict[str, Any], ...]
+    patches: dict[str, Patch] = field(default_factory=dict)
+    """Per remote install, the function applied to each upstream object (None drops it)."""
+
+    @property
+    def names(self) -> set[str]:
+        """Every install's name."""
+        return {r.name for r in self.releases} | {r.name for r in self.remotes}
+
+    def owner(self, obj: dict[str, Any]) -> str | None:
+        """The install an object must wait for (its CRD or webhook), if this stack installs it."""
+        group = obj["apiVersion"].rpartition("/")[0]
+        name = _KIND_OWNERS.get((obj["apiVersion"], obj["kind"])) or _GROUP_OWNERS.get(group)
+        return name if name in self.names else None
+
+
+def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
+    """What the stack installs: the GPU Operator, networking, operators, scheduler and CSI drivers."""
+    releases = [
+        gpu_operator.release(stack) if gpu_operator.enabled(stack) else None,
+        network.network_operator(stack),
+        network.sriov_operator(stack),
+        network.efa_device_plugin(stack),
+        scheduler.volcano(stack),
+        scheduler.kueue(stack),
+        storage.nfs(stack),
+        storage.efs(stack, efs_role_arn),
+        storage.fsx(stack),
+    ]
+    remotes = [
+        network.multus(stack),
+        network.whereabouts(stack),
+        operators.training_operator(stack),
+        operators.mpi_operator(stack),
+    ]
+    objects: list[dict[str, Any]] = []
+    policy = network.nic_cluster_policy(stack)
+    if policy is not None:
+        objects.append(policy)
+    objects += network.sriov_policies(stack)
+    objects += scheduler.priority_classes(stack)
+    patches: dict[str, Patch] = {
+        network.MULTUS_NAME: network.pin_multus_image,
+        network.WHEREABOUTS_NAME: network.pin_whereabouts_image,
+        operators.TRAINING_NAME: operators.training_operator_patch(stack),
+        operators.MPI_NAME: operators.mpi_operator_patch(stack),
+    }
+    return AddonPlan(
+        releases=tuple(r for r in releases if r is not None),
+        remotes=tuple(r for r in remotes if r is not None),
+        objects=tuple(objects),
+        patches=patches,
+    )

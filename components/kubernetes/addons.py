@@ -1,0 +1,97 @@
+"""ClusterAddons: the Helm releases and remote installs of a stack's add-on plan, in order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.addons.install import HelmRelease, RemoteInstall
+from components.addons.plan import AddonPlan, Patch
+from components.kubernetes.objects import kube_object, logical_name
+
+TOKEN = "gpu-training:index:ClusterAddons"
+
+
+class ClusterAddons(pulumi.ComponentResource):
+    """Every add-on of the plan, each waiting for the installs it needs, then the objects they serve."""
+
+    def __init__(self, name: str, plan: AddonPlan, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Install the plan's releases and remote installs, then create its objects (NicClusterPolicy, ...)."""
+        super().__init__(TOKEN, name, {}, opts)
+        self.installs: dict[str, pulumi.Resource] = {}
+        pending: list[HelmRelease | RemoteInstall] = [*plan.remotes, *plan.releases]
+        while pending:
+            ready = [i for i in pending if all(n in self.installs or n not in plan.names for n in i.needs)]
+            if not ready:
+                raise ValueError(f"add-ons wait for each other in a cycle: {[i.name for i in pending]}")
+            for install in ready:
+                needs = [self.installs[n] for n in install.needs if n in self.installs]
+                child = pulumi.ResourceOptions(parent=self, depends_on=needs)
+                if isinstance(install, HelmRelease):
+                    self.installs[install.name] = _release(install, child)
+                else:
+                    self.installs[install.name] = _remote(install, plan.patches.get(install.name), child)
+                pending.remove(install)
+        self.objects = [
+            kube_object(
+                logical_name(obj), obj, pulumi.ResourceOptions(parent=self, depends_on=self.waits_for(plan, obj))
+            )
+            for obj in plan.objects
+        ]
+        self.register_outputs({"installs": sorted(self.installs)})
+
+    def waits_for(self, plan: AddonPlan, obj: dict[str, Any]) -> list[pulumi.Resource]:
+        """The install an object needs (for its CRD or webhook), as a dependency list."""
+        owner = plan.owner(obj)
+        return [self.installs[owner]] if owner in self.installs else []
+
+
+def _release(release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
+    chart = release.chart
+    return k8s.helm.v3.Release(
+        release.name,
+        name=release.name,
+        chart=chart.chart,
+        version=chart.version,
+        repository_opts={"repo": chart.repository} if chart.repository else None,
+        namespace=release.namespace,
+        create_namespace=True,
+        values=release.values,
+        opts=opts,
+    )
+
+
+def _remote(install: RemoteInstall, patch: Patch | None, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    remote = install.remotes[0]
+    if remote.kind == "kustomize":
+        # kustomize v1 builds the overlay at deploy time and lets a transformation drop an object.
+        transformations = [_transformation(patch)] if patch else []
+        return k8s.kustomize.Directory(install.name, directory=remote.url, transformations=transformations, opts=opts)
+    transforms = [_transform(patch)] if patch else []
+    merged = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(transforms=transforms))
+    if len(install.remotes) == 1:
+        return k8s.yaml.v2.ConfigFile(install.name, file=remote.url, opts=merged)
+    return k8s.yaml.v2.ConfigGroup(install.name, files=[r.url for r in install.remotes], opts=merged)
+
+
+def _transformation(patch: Patch) -> Callable[[dict[str, Any], pulumi.ResourceOptions], None]:
+    def transformation(obj: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+        patched = patch(obj)
+        if patched is None:  # an empty List is how a kustomize transformation omits an object
+            obj.clear()
+            obj.update({"apiVersion": "v1", "kind": "List", "items": []})
+
+    return transformation
+
+
+def _transform(patch: Patch) -> Callable[[pulumi.ResourceTransformArgs], pulumi.ResourceTransformResult | None]:
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if not args.type_.startswith("kubernetes:") or "kind" not in args.props:
+            return None
+        patched = patch(dict(args.props))
+        return pulumi.ResourceTransformResult(props=patched or args.props, opts=args.opts)
+
+    return transform

@@ -1,0 +1,135 @@
+"""Every add-on the platform installs, pinned: chart or manifest, version, and where it comes from.
+
+One module, so that an upgrade is one reviewed diff. Each entry names the upstream it was read
+from; README lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A Helm chart at a pinned version."""
+
+    chart: str
+    """Chart name, or an oci:// reference when the chart is only published to a registry."""
+    version: str
+    """Chart version, exactly as the repository spells it (some carry a leading v)."""
+    repository: str | None
+    """Helm repository URL; None for an oci:// chart."""
+    source: str
+    """Upstream repository and path of the chart."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """Manifests fetched at deploy time: a kustomize overlay or a manifest file, at a pinned ref."""
+
+    kind: str
+    """kustomize | manifest."""
+    url: str
+    """The overlay or file, with the ref in it."""
+    ref: str
+    """The pinned tag."""
+    source: str
+    """Upstream repository and path."""
+
+
+GPU_OPERATOR = Chart(
+    "gpu-operator", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia", "NVIDIA/gpu-operator deployments/gpu-operator"
+)
+NETWORK_OPERATOR = Chart(
+    "network-operator",
+    "26.4.1",
+    "https://helm.ngc.nvidia.com/nvidia",
+    "Mellanox/network-operator deployment/network-operator",
+)
+NETWORK_OPERATOR_IMAGE_TAG = "network-operator-v26.4.1"
+"""Tag of the operands a NicClusterPolicy deploys (nvcr.io/nvidia/mellanox/<image>:<tag>)."""
+SRIOV_NETWORK_OPERATOR = Chart(
+    "oci://ghcr.io/k8snetworkplumbingwg/sriov-network-operator-chart",
+    "1.6.0",
+    None,
+    "k8snetworkplumbingwg/sriov-network-operator deployment/sriov-network-operator-chart",
+)
+VOLCANO = Chart(
+    "volcano", "1.15.1", "https://volcano-sh.github.io/helm-charts", "volcano-sh/volcano installer/helm/chart/volcano"
+)
+KUEUE = Chart("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None, "kubernetes-sigs/kueue charts/kueue")
+EFA_DEVICE_PLUGIN = Chart(
+    "aws-efa-k8s-device-plugin",
+    "v0.5.30",
+    "https://aws.github.io/eks-charts",
+    "aws/eks-charts stable/aws-efa-k8s-device-plugin",
+)
+EFS_CSI_DRIVER = Chart(
+    "aws-efs-csi-driver",
+    "4.4.1",
+    "https://kubernetes-sigs.github.io/aws-efs-csi-driver/",
+    "kubernetes-sigs/aws-efs-csi-driver charts/aws-efs-csi-driver",
+)
+FSX_CSI_DRIVER = Chart(
+    "aws-fsx-csi-driver",
+    "1.17.0",
+    "https://kubernetes-sigs.github.io/aws-fsx-csi-driver",
+    "kubernetes-sigs/aws-fsx-csi-driver charts/aws-fsx-csi-driver",
+)
+NFS_CSI_DRIVER = Chart(
+    "csi-driver-nfs",
+    "4.13.4",
+    "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
+    "kubernetes-csi/csi-driver-nfs charts/v4.13.4/csi-driver-nfs",
+)
+
+TRAINING_OPERATOR = Remote(
+    "kustomize",
+    "https://github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",
+    "v1.9.4",
+    "kubeflow/trainer manifests/overlays/standalone (the Training Operator v1 line)",
+)
+MPI_OPERATOR = Remote(
+    "kustomize",
+    "https://github.com/kubeflow/mpi-operator.git/manifests/overlays/standalone?ref=v0.8.0",
+    "v0.8.0",
+    "kubeflow/mpi-operator manifests/overlays/standalone",
+)
+MULTUS = Remote(
+    "manifest",
+    "https://raw.githubusercontent.com/k8snetworkplumbingwg/multus-cni/v4.3.0/deployments/multus-daemonset-thick.yml",
+    "v4.3.0",
+    "k8snetworkplumbingwg/multus-cni deployments/multus-daemonset-thick.yml",
+)
+MULTUS_IMAGE = "ghcr.io/k8snetworkplumbingwg/multus-cni:v4.3.0-thick"
+"""The release image: the manifest itself names the moving `snapshot-thick` tag even at release tags."""
+WHEREABOUTS_VERSION = "v0.9.4"
+WHEREABOUTS = tuple(
+    Remote(
+        "manifest",
+        f"https://raw.githubusercontent.com/k8snetworkplumbingwg/whereabouts/{WHEREABOUTS_VERSION}/doc/crds/{f}",
+        WHEREABOUTS_VERSION,
+        f"k8snetworkplumbingwg/whereabouts doc/crds/{f}",
+    )
+    for f in (
+        "whereabouts.cni.cncf.io_ippools.yaml",
+        "whereabouts.cni.cncf.io_overlappingrangeipreservations.yaml",
+        "daemonset-install.yaml",
+        "reconciler-deployment.yaml",
+    )
+)
+WHEREABOUTS_IMAGE = f"ghcr.io/k8snetworkplumbingwg/whereabouts:{WHEREABOUTS_VERSION}"
+"""The release image: the manifests at every tag name `:latest`, which is built from master."""
+
+CHARTS = {
+    "gpu-operator": GPU_OPERATOR,
+    "network-operator": NETWORK_OPERATOR,
+    "sriov-network-operator": SRIOV_NETWORK_OPERATOR,
+    "volcano": VOLCANO,
+    "kueue": KUEUE,
+    "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN,
+    "aws-efs-csi-driver": EFS_CSI_DRIVER,
+    "aws-fsx-csi-driver": FSX_CSI_DRIVER,
+    "csi-driver-nfs": NFS_CSI_DRIVER,
+}
+"""Every chart, by the name its values are checked under."""

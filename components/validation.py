@@ -42,6 +42,7 @@ def resolve(config: StackConfig) -> Stack:
     region = getattr(cluster, "region", None)
     pools, issues = resolve_pools(config.node_pools, cluster.provider, region, config.network)
     issues += _aws_zones(config)
+    issues += _gke_gpu_operator(config)
     issues += _unique(config)
     issues += _queues(config)
     plans: list[JobPlan] = []
@@ -174,6 +175,22 @@ def _aws_zones(config: StackConfig) -> list[Issue]:
         Issue(f"nodePools[{i}].zone", f"the cluster has no subnet in {pool.zone} (its zones: {', '.join(zones)})")
         for i, pool in enumerate(config.node_pools)
         if pool.zone and pool.zone not in zones
+    ]
+
+
+def _gke_gpu_operator(config: StackConfig) -> list[Issue]:
+    """GKE installs its own driver and device plugin on pools with managed drivers; the GPU Operator
+    would run a second device plugin there."""
+    if config.cluster.provider != "gcp" or not config.gpu_operator.enabled:
+        return []
+    return [
+        Issue(
+            f"nodePools[{i}].gpuDriverVersion",
+            "GKE installs the driver and device plugin of this pool, and gpuOperator.enabled would add a second: "
+            "set gpuDriverVersion: INSTALLATION_DISABLED, or leave gpuOperator.enabled unset on GKE",
+        )
+        for i, pool in enumerate(config.node_pools)
+        if pool.gpu_driver_version != "INSTALLATION_DISABLED"
     ]
 
 

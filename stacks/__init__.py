@@ -11,6 +11,7 @@ from components.addons import plan as addons
 from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.addons import ClusterAddons
+from components.kubernetes.dependencies import combine
 from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
 from components.kubernetes.trainingjob import TrainingJob
@@ -52,14 +53,18 @@ def run(stack: Stack) -> dict[str, Any]:
     )
     jobs = {}
     for plan in stack.jobs:
-        needs = [r for obj in trainingjob.objects(plan) for r in installed.waits_for(installs, obj)]
+        # A job waits for its operator (its kind's install) and the gang scheduler that admits it.
+        needs = combine(
+            *(installed.waits_for(installs, obj) for obj in trainingjob.objects(plan)),
+            installed.ready(stack.scheduler),
+        )
         jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
             f"{plan.namespace}-{plan.name}",
             plan.spec,
             pool=plan.pool,
             scheduler=stack.scheduler,
             queue=default_queue(stack.config),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[platform, *dict.fromkeys(needs)]),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=combine(platform, needs)),
         )
     exports: dict[str, Any] = {
         "cluster": stack.config.cluster.name,

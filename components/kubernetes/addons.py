@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.plan import AddonPlan, Patch
+from components.kubernetes.dependencies import Dependencies, combine, inherited
 from components.kubernetes.objects import kube_object, logical_name
 
 TOKEN = "gpu-training:index:ClusterAddons"
@@ -21,19 +22,29 @@ class ClusterAddons(pulumi.ComponentResource):
     def __init__(self, name: str, plan: AddonPlan, opts: pulumi.ResourceOptions | None = None) -> None:
         """Install the plan's releases and remote installs, then create its objects (NicClusterPolicy, ...)."""
         super().__init__(TOKEN, name, {}, opts)
+        upstream = inherited(opts)
         self.installs: dict[str, pulumi.Resource] = {}
+        self._ready: dict[str, Dependencies] = {}
         pending: list[HelmRelease | RemoteInstall] = [*plan.remotes, *plan.releases]
         while pending:
             ready = [i for i in pending if all(n in self.installs or n not in plan.names for n in i.needs)]
             if not ready:
                 raise ValueError(f"add-ons wait for each other in a cycle: {[i.name for i in pending]}")
             for install in ready:
-                needs = [self.installs[n] for n in install.needs if n in self.installs]
+                needs = combine(upstream, *(self._ready[n] for n in install.needs if n in self._ready))
                 child = pulumi.ResourceOptions(parent=self, depends_on=needs)
                 if isinstance(install, HelmRelease):
-                    self.installs[install.name] = _release(install, child)
+                    resource: pulumi.Resource = _release(install, child)
+                    self._ready[install.name] = [resource]
                 else:
-                    self.installs[install.name] = _remote(install, plan.patches.get(install.name), child)
+                    resource = _remote(install, plan.patches.get(install.name), child)
+                    # kustomize builds its objects at deploy time: waiting for the component alone
+                    # would not wait for them, its `resources` output does.
+                    ready = getattr(resource, "resources", None)
+                    self._ready[install.name] = (
+                        ready.apply(lambda found: list((found or {}).values())) if ready is not None else [resource]
+                    )
+                self.installs[install.name] = resource
                 pending.remove(install)
         self.objects = [
             kube_object(
@@ -43,10 +54,13 @@ class ClusterAddons(pulumi.ComponentResource):
         ]
         self.register_outputs({"installs": sorted(self.installs)})
 
-    def waits_for(self, plan: AddonPlan, obj: dict[str, Any]) -> list[pulumi.Resource]:
+    def waits_for(self, plan: AddonPlan, obj: dict[str, Any]) -> Dependencies:
         """The install an object needs (for its CRD or webhook), as a dependency list."""
-        owner = plan.owner(obj)
-        return [self.installs[owner]] if owner in self.installs else []
+        return self.ready(plan.owner(obj))
+
+    def ready(self, name: str | None) -> Dependencies:
+        """What to wait for so that an install is in place (nothing when the plan has no such install)."""
+        return self._ready.get(name or "", [])
 
 
 def _release(release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pulumi
 
+from components.kubernetes.dependencies import Dependencies, combine, inherited
 from components.kubernetes.objects import kube_object, logical_name
 from components.manifests import platform
 from components.manifests.meta import key
@@ -29,7 +30,7 @@ class PlatformObjects(pulumi.ComponentResource):
         stack: Stack,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        needs: Callable[[dict[str, Any]], list[pulumi.Resource]] | None = None,
+        needs: Callable[[dict[str, Any]], Dependencies] | None = None,
     ) -> None:
         """Create the stack's plain objects; claims are protected and kept when removed from the stack.
 
@@ -37,6 +38,7 @@ class PlatformObjects(pulumi.ComponentResource):
         """
         super().__init__(TOKEN, name, {}, opts)
         self._needs = needs or (lambda obj: [])
+        self._upstream = inherited(opts)
         manifests = platform.objects(stack)
         holding = {v.namespace for v in stack.config.storage.volumes}
         namespaces: dict[str, pulumi.Resource] = {}
@@ -54,8 +56,8 @@ class PlatformObjects(pulumi.ComponentResource):
         self, obj: dict[str, Any], holding: set[str], namespaces: dict[str, pulumi.Resource]
     ) -> pulumi.ResourceOptions:
         kind, meta = obj["kind"], obj["metadata"]
-        depends = [namespaces[meta["namespace"]]] if meta.get("namespace") in namespaces else []
-        depends += self._needs(obj)
+        namespace = namespaces.get(meta.get("namespace", ""))
+        depends = combine(self._upstream, namespace, self._needs(obj))
         keep = kind in _KEEP or (kind == "Namespace" and meta["name"] in holding)
         return pulumi.ResourceOptions(
             parent=self,

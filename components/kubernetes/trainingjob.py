@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from components.config import parse_job, validation_issues
 from components.errors import ConfigError
+from components.kubernetes.dependencies import combine, inherited
 from components.kubernetes.objects import as_pulumi_error, kube_object
 from components.manifests import trainingjob
 from components.manifests.meta import key
@@ -52,7 +53,7 @@ class TrainingJob(pulumi.ComponentResource):
         """
         super().__init__(TOKEN, name, {}, opts)
         self._name = name
-        self._upstream = _depends_on(opts)
+        self._upstream = inherited(opts)
         job = _spec(name, spec, fields)
         if any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue)):
             built = pulumi.Output.all(pool, scheduler, queue).apply(lambda args: self._build(job, *args))
@@ -80,22 +81,15 @@ class TrainingJob(pulumi.ComponentResource):
         # component's depends_on does not hold back resources created inside it.
         supporting: list[pulumi.Resource] = []
         for obj in manifests[:-1]:
-            child = pulumi.ResourceOptions(parent=self, depends_on=self._upstream)
+            child = pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream))
             supporting.append(kube_object(f"{self._name}-{obj['kind'].lower()}", obj, child))
         workload = manifests[-1]
         self.resource = kube_object(
             f"{self._name}-{workload['kind'].lower()}",
             workload,
-            pulumi.ResourceOptions(parent=self, depends_on=[*self._upstream, *supporting]),
+            pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream, supporting)),
         )
         return self.plan.world_size, [key(o) for o in manifests], key(workload)
-
-
-def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
-    depends = opts.depends_on if opts is not None else None
-    if depends is None:
-        return []
-    return list(depends) if isinstance(depends, list | tuple) else [depends]  # type: ignore[list-item]
 
 
 def _spec(name: str, spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> TrainingJobSpec:

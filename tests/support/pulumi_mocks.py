@@ -74,6 +74,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.calls: list[pulumi.runtime.MockCallArgs] = []
         self.stack_outputs: dict[str, dict[str, Any]] = {}
         """The outputs a StackReference to each stack name reads."""
+        self.call_results: dict[str, Any] = {}
+        """Per invoke token, what it returns (a callable gets the call's args); before CLOUD_CALLS."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.inputs[(args.typ, args.name)] = args.inputs
@@ -84,7 +86,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         self.calls.append(args)
-        return dict(CLOUD_CALLS.get(args.token, {}))
+        result = self.call_results.get(args.token)
+        if callable(result):
+            return result(args.args)
+        return dict(result if result is not None else CLOUD_CALLS.get(args.token, {}))
 
 
 class RecordingMonitor(MockMonitor):

@@ -1,0 +1,86 @@
+"""Stacks the add-on tests plan: the repository's stack files, and variations that reach every add-on."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config import parse_stack
+from components.validation import Stack, resolve
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def stack_file(name: str, **changes: Any) -> Stack:
+    """The stack of Pulumi.<name>.yaml, with top-level keys replaced by `changes`."""
+    config = yaml.safe_load((REPO / f"Pulumi.{name}.yaml").read_text())["config"]
+    raw = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpu-training:")}
+    raw.update(copy.deepcopy(changes))
+    return resolve(parse_stack(raw))
+
+
+def everything_aws() -> Stack:
+    """prod with EFS too, Kueue, Prometheus and priority classes."""
+    return stack_file(
+        "prod",
+        scheduler={
+            "type": "kueue",
+            "queues": [{"name": "research", "gpus": 16}],
+            "priorityClasses": [{"name": "training-high", "value": 1000}],
+        },
+        storage={
+            "volumes": [
+                {"name": "home", "backend": "efs", "size": "1Ti"},
+                {"name": "checkpoints", "backend": "fsx-lustre", "size": "24Ti"},
+            ]
+        },
+        monitoring={"prometheus": True},
+        jobs=[],
+    )
+
+
+def everything_existing() -> Stack:
+    """dev with an ib-sriov network, the SR-IOV operator and its policy, and host MOFED."""
+    network = {
+        "networks": [
+            {
+                "name": "ib-net",
+                "type": "ib-sriov",
+                "resourceName": "openshift.io/ib_vf",
+                "pkey": "0x00FF",
+                "ipam": {"type": "whereabouts", "range": "192.168.20.0/24"},
+            }
+        ],
+        "rdma": {"sharedDevicePlugin": True, "resourceName": "rdma/hca", "interfaces": ["ibp12s0"]},
+        "sriov": {
+            "operator": True,
+            "policies": [
+                {"name": "ib", "resourceName": "ib_vf", "pfNames": ["ibp12s0"], "numVfs": 8, "linkType": "ib"}
+            ],
+        },
+    }
+    pools = [
+        {
+            "name": "h100",
+            "gpusPerNode": 8,
+            "maxNodes": 4,
+            "fabric": "infiniband",
+            "networks": ["ib-net"],
+            "nodeSelector": {"nvidia.com/gpu.present": "true"},
+        }
+    ]
+    return stack_file(
+        "dev", network=network, nodePools=pools, jobs=[], gpuOperator={"useHostMofed": True}, storage={"volumes": []}
+    )
+
+
+STACKS = {
+    "dev": lambda: stack_file("dev"),
+    "prod": lambda: stack_file("prod"),
+    "gke": lambda: stack_file("gke"),
+    "everything-aws": everything_aws,
+    "everything-existing": everything_existing,
+}

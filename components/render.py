@@ -43,6 +43,13 @@ class Rendered:
                     f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs "
                     f"(world size {p.world_size})"
                 )
+        later = [
+            f"{'PersistentVolume' if v.backend == 'fsx-lustre' else 'StorageClass'} for {v.namespace}/{v.name}"
+            for v in self.stack.config.storage.volumes
+            if v.backend in ("efs", "fsx-lustre") and v.file_system_id is None
+        ]
+        if later:
+            lines.append("made at deploy time, once the file systems exist: " + ", ".join(later))
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         lines.append("add-ons: " + (", ".join(installs) or "none"))
         kinds: dict[str, int] = {}

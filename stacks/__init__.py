@@ -41,7 +41,7 @@ def run(stack: Stack) -> dict[str, Any]:
     """Create the stack's resources; return what it exports."""
     cluster = clusters.build(stack)
     provider = cluster.provider
-    nodes = list(cluster.node_pools.values())
+    nodes = [*cluster.node_pools.values(), *cluster.storage_objects]
     installs = addons.plan(stack, efs_role_arn=getattr(cluster, "efs_csi_role_arn", None))
     # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds.
     installed = ClusterAddons("addons", installs, pulumi.ResourceOptions(provider=provider, depends_on=nodes))

@@ -22,6 +22,8 @@ class Cluster(Protocol):
     """The kubeconfig (secret)."""
     node_pools: dict[str, pulumi.Resource]
     """The GPU node pools created, by pool name (none on an existing cluster)."""
+    storage_objects: list[pulumi.Resource]
+    """In-cluster objects the cloud side made for its file systems (StorageClasses, PersistentVolumes)."""
 
 
 def build(stack: Stack, name: str | None = None) -> Cluster:
@@ -32,7 +34,7 @@ def build(stack: Stack, name: str | None = None) -> Cluster:
     if spec.provider == "aws":
         from components.aws import EksCluster
 
-        return EksCluster(name, spec, pools)
+        return EksCluster(name, spec, pools, volumes=list(stack.config.storage.volumes))
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 

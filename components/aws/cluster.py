@@ -5,13 +5,15 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
-from pulumi_aws import ec2, eks, iam
+from pulumi_aws import eks, iam
 
 from components.aws import iam as policies
 from components.aws.kubeconfig import kubeconfig
 from components.aws.nodepool import EksGpuNodePool
+from components.aws.storage import AwsStorage
+from components.aws.subnets import Subnets
 from components.aws.vpc import Vpc
-from components.models import AwsClusterSpec, NodePoolSpec
+from components.models import AwsClusterSpec, NodePoolSpec, VolumeSpec
 from components.pool import Pool
 
 TOKEN = "gpu-training:index:EksCluster"
@@ -34,8 +36,10 @@ class EksCluster(pulumi.ComponentResource):
         spec: AwsClusterSpec,
         pools: list[tuple[NodePoolSpec, Pool]],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        volumes: list[VolumeSpec] | None = None,
     ) -> None:
-        """Build or adopt the cluster named in `spec`, then its node groups."""
+        """Build or adopt the cluster named in `spec`, then its node groups and the file systems of `volumes`."""
         super().__init__(TOKEN, name, {}, opts)
         self.aws = aws.Provider(f"{name}-aws", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=self.aws)
@@ -155,6 +159,20 @@ class EksCluster(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
+        self.storage = AwsStorage(
+            f"{name}-storage",
+            list(volumes or []),
+            vpc_id=vpc_id,
+            subnets=subnets,
+            node_security_group_id=cluster_sg,
+            oidc_provider_arn=self.oidc.arn,
+            oidc_issuer=issuer,
+            default_zone=next((pool.zone for _, pool in pools if pool.zone), None),
+            kubernetes=self.provider,
+            opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}),
+        )
+        self.efs_csi_role_arn = self.storage.efs_csi_role_arn
+        self.storage_objects = self.storage.objects
         self.oidc_provider_arn = self.oidc.arn
         self.register_outputs({"kubeconfig": self.kubeconfig, "oidcProviderArn": self.oidc_provider_arn})
 
@@ -186,38 +204,3 @@ class EksCluster(pulumi.ComponentResource):
         if isinstance(ids, dict):
             return Subnets(by_zone=dict(ids), parent=self, provider=self.aws), spec.vpc_id or ""
         return Subnets(listed=list(ids), parent=self, provider=self.aws), spec.vpc_id or ""
-
-
-class Subnets:
-    """The node subnets of a cluster: known by zone, or a list whose zones are looked up."""
-
-    def __init__(
-        self,
-        *,
-        by_zone: dict[str, pulumi.Input[str]] | None = None,
-        listed: list[str] | None = None,
-        extra: list[pulumi.Input[str]] | None = None,
-        parent: pulumi.Resource,
-        provider: pulumi.ProviderResource,
-    ) -> None:
-        """Subnets by zone (new VPC, or a zone map in config), or a plain list of ids."""
-        self.by_zone = by_zone
-        self.listed = listed or []
-        self.extra = extra or []
-        self._invoke = pulumi.InvokeOutputOptions(parent=parent, provider=provider)
-
-    @property
-    def all(self) -> list[pulumi.Input[str]]:
-        """Every subnet the cluster's control plane attaches to."""
-        return [*(self.by_zone.values() if self.by_zone is not None else self.listed), *self.extra]
-
-    def for_zone(self, zone: str | None) -> pulumi.Input[list[str]]:
-        """The private subnets a pool's nodes go into: its zone's only, when it has one."""
-        if zone is None:
-            return list(self.by_zone.values()) if self.by_zone is not None else list(self.listed)
-        if self.by_zone is not None:
-            return [self.by_zone[zone]]
-        zones = [ec2.get_subnet_output(id=subnet, opts=self._invoke).availability_zone for subnet in self.listed]
-        return pulumi.Output.all(*zones).apply(
-            lambda found: [subnet for subnet, az in zip(self.listed, found, strict=True) if az == zone]
-        )

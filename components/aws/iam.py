@@ -27,3 +27,29 @@ def assume_role_policy(service: str) -> str:
 def policy_name(arn: str) -> str:
     """The short name of a managed policy, for stable resource names."""
     return arn.rsplit("/", 1)[-1]
+
+
+EFS_CSI_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"
+
+
+def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, service_account: str) -> str:
+    """A trust policy letting one Kubernetes service account assume the role through the cluster's OIDC provider."""
+    host = issuer.removeprefix("https://")
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Federated": oidc_provider_arn},
+                    "Action": "sts:AssumeRoleWithWebIdentity",
+                    "Condition": {
+                        "StringEquals": {
+                            f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                            f"{host}:aud": "sts.amazonaws.com",
+                        }
+                    },
+                }
+            ],
+        }
+    )

@@ -35,4 +35,5 @@ class ExistingCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.node_pools: dict[str, pulumi.Resource] = {}
+        self.storage_objects: list[pulumi.Resource] = []
         self.register_outputs({"kubeconfig": self.kubeconfig})

@@ -95,4 +95,6 @@ class GkeCluster(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
+        # Filestore volumes are provisioned by GKE's CSI add-on through their StorageClass: nothing more here.
+        self.storage_objects: list[pulumi.Resource] = []
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": self.cluster.endpoint})

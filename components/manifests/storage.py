@@ -23,20 +23,28 @@ def storage_class_name(volume: VolumeSpec) -> str:
     return f"{_PREFIX[volume.backend]}-{volume.namespace}-{volume.name}"[:253]
 
 
-def storage_class(volume: VolumeSpec) -> dict[str, Any] | None:
-    """The StorageClass made for a volume (nfs, filestore), or None where there is none to make here.
+def storage_class(volume: VolumeSpec, file_system_id: Any = None) -> dict[str, Any] | None:
+    """The StorageClass made for a volume, or None where it needs none (storageClass, fsx-lustre) or
+    its file system is not known yet (efs created by the stack: the cloud side makes it then).
 
     Every class keeps its volumes (`reclaimPolicy: Retain`): deleting a claim never deletes data.
-    EFS and FSx classes need the file system the cloud stack creates, so they are made there.
     """
+    options: list[str] = []
     if volume.backend == "nfs":
         provisioner = NFS_PROVISIONER
-        parameters = {"server": volume.server, "share": volume.share}
+        parameters: dict[str, Any] = {"server": volume.server, "share": volume.share}
         options = ["nfsvers=4.1"]
     elif volume.backend == "filestore":
         provisioner = FILESTORE_PROVISIONER
         parameters = {"tier": volume.tier or "BASIC_SSD"}
-        options = []
+    elif volume.backend == "efs" and (file_system_id or volume.file_system_id):
+        # Dynamic access points: each claim gets its own directory on the one file system.
+        provisioner = EFS_PROVISIONER
+        parameters = {
+            "provisioningMode": "efs-ap",
+            "fileSystemId": file_system_id or volume.file_system_id,
+            "directoryPerms": "700",
+        }
     else:
         return None
     obj: dict[str, Any] = {
@@ -47,22 +55,58 @@ def storage_class(volume: VolumeSpec) -> dict[str, Any] | None:
         "parameters": parameters,
         "reclaimPolicy": "Retain",
         "volumeBindingMode": "Immediate",
-        "allowVolumeExpansion": True,
+        "allowVolumeExpansion": volume.backend != "efs",
     }
     if options:
         obj["mountOptions"] = options
     return obj
 
 
+def persistent_volume_name(volume: VolumeSpec) -> str:
+    """The PersistentVolume an FSx for Lustre claim binds to (static: the stack made the file system)."""
+    return f"fsx-{volume.namespace}-{volume.name}"[:253]
+
+
+def persistent_volume(
+    volume: VolumeSpec, file_system_id: Any = None, dns_name: Any = None, mount_name: Any = None
+) -> dict[str, Any] | None:
+    """The PersistentVolume of an FSx for Lustre file system, kept when released; None while unknown."""
+    if volume.backend != "fsx-lustre":
+        return None
+    file_system_id = file_system_id or volume.file_system_id
+    if file_system_id is None or dns_name is None or mount_name is None:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": metadata(persistent_volume_name(volume)),
+        "spec": {
+            "capacity": {"storage": volume.size},
+            "volumeMode": "Filesystem",
+            "accessModes": [volume.access_mode],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "storageClassName": "",
+            "mountOptions": ["flock"],
+            "csi": {
+                "driver": FSX_PROVISIONER,
+                "volumeHandle": file_system_id,
+                "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name},
+            },
+        },
+    }
+
+
 def persistent_volume_claim(volume: VolumeSpec) -> dict[str, Any]:
-    """The claim jobs mount."""
+    """The claim jobs mount: by StorageClass, or bound to its PersistentVolume for FSx for Lustre."""
+    spec: dict[str, Any] = {"accessModes": [volume.access_mode]}
+    if volume.backend == "fsx-lustre":
+        spec |= {"storageClassName": "", "volumeName": persistent_volume_name(volume)}
+    else:
+        spec["storageClassName"] = storage_class_name(volume)
+    spec["resources"] = {"requests": {"storage": volume.size}}
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": metadata(volume.name, volume.namespace),
-        "spec": {
-            "accessModes": [volume.access_mode],
-            "storageClassName": storage_class_name(volume),
-            "resources": {"requests": {"storage": volume.size}},
-        },
+        "spec": spec,
     }

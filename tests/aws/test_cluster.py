@@ -85,7 +85,7 @@ def test_adopting_an_existing_cluster_creates_no_cluster(pulumi_mocks: Recording
     groups = {r.inputs["nodeGroupName"]: r.inputs for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
     assert groups["train-prod-p5"]["subnetIds"] == ["subnet-a"]
     assert groups["train-prod-p5"]["clusterName"] == "adopted"
-    (efa,) = pulumi_mocks.of_type("aws:ec2/securityGroup:SecurityGroup")
+    (efa,) = [r for r in pulumi_mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-efa")]
     assert efa.inputs["vpcId"] == "vpc-adopted"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from components.manifests.storage import persistent_volume_claim, storage_class, storage_class_name
+from components.manifests.storage import persistent_volume, persistent_volume_claim, storage_class, storage_class_name
 from components.models import VolumeSpec
 from tests.support.schemas import assert_valid
 
@@ -88,11 +88,37 @@ def test_filestore_tier() -> None:
     assert cls["parameters"]["tier"] == "ZONAL"
 
 
-@pytest.mark.parametrize("backend", ["efs", "fsx-lustre"])
-def test_cloud_file_system_classes_are_made_by_the_cloud_stack(backend: str) -> None:
-    v = volume(name="checkpoints", backend=backend, size="1200Gi")
-    assert storage_class(v) is None
+def test_an_efs_class_needs_its_file_system() -> None:
+    v = volume(name="checkpoints", backend="efs", size="1Ti")
+    assert storage_class(v) is None, "the cloud stack makes it once the file system exists"
     assert persistent_volume_claim(v)["spec"]["storageClassName"] == storage_class_name(v)
+    cls = storage_class(v, "fs-0123456789abcdef0")
+    assert_valid(cls)
+    assert cls["provisioner"] == "efs.csi.aws.com" and cls["reclaimPolicy"] == "Retain"
+    assert cls["parameters"] == {
+        "provisioningMode": "efs-ap",
+        "fileSystemId": "fs-0123456789abcdef0",
+        "directoryPerms": "700",
+    }
+    given = volume(name="home", backend="efs", size="1Ti", fileSystemId="fs-0aaaaaaaaaaaaaaaa")
+    assert storage_class(given)["parameters"]["fileSystemId"] == "fs-0aaaaaaaaaaaaaaaa"
+
+
+def test_an_fsx_claim_binds_to_its_retained_volume() -> None:
+    v = volume(name="checkpoints", backend="fsx-lustre", size="2400Gi")
+    assert storage_class(v) is None
+    claim = persistent_volume_claim(v)
+    assert claim["spec"]["storageClassName"] == "" and claim["spec"]["volumeName"] == "fsx-training-checkpoints"
+    assert persistent_volume(v) is None, "unknown until the file system exists"
+    pv = persistent_volume(v, "fs-0123", "fs-0123.fsx.us-east-1.amazonaws.com", "abcdefgh")
+    assert_valid(pv, claim)
+    assert pv["metadata"]["name"] == claim["spec"]["volumeName"]
+    assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    assert pv["spec"]["csi"] == {
+        "driver": "fsx.csi.aws.com",
+        "volumeHandle": "fs-0123",
+        "volumeAttributes": {"dnsname": "fs-0123.fsx.us-east-1.amazonaws.com", "mountname": "abcdefgh"},
+    }
 
 
 def test_each_volume_gets_its_own_class() -> None:

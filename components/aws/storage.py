@@ -1,0 +1,162 @@
+"""AwsStorage: EFS and FSx for Lustre file systems for the stack's volumes, kept when the stack lets go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+from pulumi_aws import ec2, efs, fsx, iam
+
+from components.addons.storage import EFS_CONTROLLER_SERVICE_ACCOUNT
+from components.aws import iam as policies
+from components.aws.filesystems import LUSTRE_PORTS, NFS_PORT, lustre_capacity_gib
+from components.aws.subnets import Subnets
+from components.kubernetes.objects import kube_object, logical_name
+from components.manifests.storage import persistent_volume, storage_class
+from components.models import VolumeSpec
+
+TOKEN = "gpu-training:index:AwsStorage"
+# Data outlives the stack: a file system is protected (deleting it takes an explicit unprotect) and
+# kept in AWS when removed from the program.
+KEEP = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
+
+
+class AwsStorage(pulumi.ComponentResource):
+    """The file systems of efs and fsx-lustre volumes, their network access, and how pods reach them."""
+
+    def __init__(
+        self,
+        name: str,
+        volumes: list[VolumeSpec],
+        *,
+        vpc_id: pulumi.Input[str],
+        subnets: Subnets,
+        node_security_group_id: pulumi.Input[str],
+        oidc_provider_arn: pulumi.Input[str],
+        oidc_issuer: pulumi.Input[str],
+        default_zone: str | None,
+        kubernetes: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """Create what the volumes need, reachable from the node subnets."""
+        super().__init__(TOKEN, name, {}, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        keep = pulumi.ResourceOptions.merge(child, KEEP)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=kubernetes)
+        efs_volumes = [v for v in volumes if v.backend == "efs"]
+        lustre_volumes = [v for v in volumes if v.backend == "fsx-lustre"]
+        self.efs_csi_role_arn: pulumi.Output[str] | None = None
+        self.objects: list[pulumi.Resource] = []
+        if not (efs_volumes or lustre_volumes):
+            self.register_outputs({})
+            return
+
+        ingress = [
+            {
+                "protocol": "tcp",
+                "from_port": NFS_PORT,
+                "to_port": NFS_PORT,
+                "security_groups": [node_security_group_id],
+                "description": "NFS (EFS) from nodes",
+            }
+        ]
+        ingress += [
+            {
+                "protocol": "tcp",
+                "from_port": low,
+                "to_port": high,
+                "security_groups": [node_security_group_id],
+                "description": "Lustre from nodes",
+            }
+            for low, high in LUSTRE_PORTS
+        ]
+        group = ec2.SecurityGroup(
+            f"{name}-storage",
+            vpc_id=vpc_id,
+            description="File system access from cluster nodes",
+            ingress=ingress,
+            egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"]}],
+            tags={"Name": f"{name}-storage"},
+            opts=child,
+        )
+        # Lustre clients talk to the servers on the same ports: the group admits its own members too.
+        for low, high in LUSTRE_PORTS:
+            ec2.SecurityGroupRule(
+                f"{name}-lustre-{low}",
+                type="ingress",
+                protocol="tcp",
+                from_port=low,
+                to_port=high,
+                security_group_id=group.id,
+                self=True,
+                opts=child,
+            )
+
+        if efs_volumes:
+            role = iam.Role(
+                f"{name}-efs-csi",
+                assume_role_policy=pulumi.Output.all(oidc_provider_arn, oidc_issuer).apply(
+                    lambda a: policies.irsa_trust_policy(a[0], a[1], "kube-system", EFS_CONTROLLER_SERVICE_ACCOUNT)
+                ),
+                opts=child,
+            )
+            iam.RolePolicyAttachment(f"{name}-efs-csi", role=role.name, policy_arn=policies.EFS_CSI_POLICY, opts=child)
+            self.efs_csi_role_arn = role.arn
+        for volume in efs_volumes:
+            file_system_id: Any = volume.file_system_id
+            if file_system_id is None:
+                system = efs.FileSystem(
+                    f"{name}-{volume.namespace}-{volume.name}",
+                    encrypted=True,
+                    performance_mode="generalPurpose",
+                    throughput_mode="elastic",
+                    tags={"Name": f"{name}-{volume.namespace}-{volume.name}"},
+                    opts=keep,
+                )
+                # One mount target per zone, so every node mounts in its own zone.
+                targets = subnets.by_zone or {str(i): s for i, s in enumerate(subnets.listed)}
+                for zone, subnet in targets.items():
+                    efs.MountTarget(
+                        f"{name}-{volume.namespace}-{volume.name}-{zone}",
+                        file_system_id=system.id,
+                        subnet_id=subnet,
+                        security_groups=[group.id],
+                        opts=child,
+                    )
+                file_system_id = system.id
+            cls = storage_class(volume, file_system_id)
+            assert cls is not None
+            self.objects.append(kube_object(logical_name(cls), cls, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+
+        for volume in lustre_volumes:
+            # A Lustre file system lives in one subnet: the zone of the GPU nodes that read it.
+            zone = volume.zone or default_zone
+            found = subnets.for_zone(zone)
+            subnet = found[0] if isinstance(found, list) else pulumi.Output.from_input(found).apply(lambda f: f[0])
+            system = fsx.LustreFileSystem(
+                f"{name}-{volume.namespace}-{volume.name}",
+                storage_capacity=lustre_capacity_gib(volume.size),
+                subnet_ids=subnet,
+                security_group_ids=[group.id],
+                deployment_type="PERSISTENT_2",
+                per_unit_storage_throughput=250,
+                data_compression_type="LZ4",
+                tags={"Name": f"{name}-{volume.namespace}-{volume.name}"},
+                opts=keep,
+            )
+            if volume.s3_import_path:
+                events = ["NEW", "CHANGED", "DELETED"]
+                fsx.DataRepositoryAssociation(
+                    f"{name}-{volume.namespace}-{volume.name}",
+                    file_system_id=system.id,
+                    data_repository_path=volume.s3_import_path,
+                    file_system_path="/",
+                    batch_import_meta_data_on_create=True,
+                    delete_data_in_filesystem=False,
+                    s3={"auto_import_policy": {"events": events}, "auto_export_policy": {"events": events}},
+                    opts=child,
+                )
+            pv = persistent_volume(volume, system.id, system.dns_name, system.mount_name)
+            assert pv is not None
+            self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+        self.register_outputs({})

@@ -1,0 +1,131 @@
+"""AwsStorage under Pulumi mocks: EFS and FSx for Lustre file systems that outlive the stack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import stacks
+from components.aws.filesystems import lustre_capacity_gib
+from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
+
+REPO = Path(__file__).resolve().parents[2]
+PROD = REPO / "Pulumi.prod.yaml"
+VOLUMES = [
+    {"name": "checkpoints", "backend": "fsx-lustre", "size": "24Ti", "s3ImportPath": "s3://bucket/checkpoints"},
+    {"name": "home", "backend": "efs", "size": "1Ti"},
+]
+
+
+def prod(**changes: Any) -> dict[str, Any]:
+    config = yaml.safe_load(PROD.read_text())["config"]
+    config["gpu-training:storage"] = {"volumes": VOLUMES}
+    config.update({f"gpu-training:{k}": v for k, v in changes.items()})
+    return config
+
+
+def deploy(monitor: RecordingMonitor, config: dict[str, Any]) -> None:
+    use_stack(monitor, PROD, config)
+    run(lambda: stacks.run(stacks.load()))
+
+
+def test_lustre_capacities() -> None:
+    assert [lustre_capacity_gib(s) for s in ("100Gi", "1200Gi", "1201Gi", "2Ti", "24Ti")] == [
+        1200,
+        1200,
+        2400,
+        2400,
+        26400,
+    ]
+
+
+def test_fsx_for_lustre_with_an_s3_link_is_kept_and_bound_statically(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod())
+    (lustre,) = pulumi_mocks.of_type("aws:fsx/lustreFileSystem:LustreFileSystem")
+    assert lustre.protect and lustre.retain_on_delete
+    assert lustre.inputs["deploymentType"] == "PERSISTENT_2" and lustre.inputs["storageCapacity"] == 26400
+    assert lustre.inputs["subnetIds"] == "train-prod-vpc-private-us-east-1a-id", "in the GPU pool's zone"
+    (link,) = pulumi_mocks.of_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")
+    assert (
+        link.inputs["dataRepositoryPath"] == "s3://bucket/checkpoints"
+        and link.inputs["deleteDataInFilesystem"] is False
+    )
+    (pv,) = [r for r in pulumi_mocks.registrations if r.inputs.get("kind") == "PersistentVolume"]
+    assert pv.protect and pv.retain_on_delete
+    assert pv.inputs["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    assert pv.inputs["spec"]["csi"]["volumeHandle"] == "train-prod-storage-training-checkpoints-id"
+    (claim,) = [
+        r
+        for r in pulumi_mocks.registrations
+        if r.inputs.get("kind") == "PersistentVolumeClaim" and r.inputs["metadata"]["name"] == "checkpoints"
+    ]
+    assert claim.inputs["spec"]["volumeName"] == pv.inputs["metadata"]["name"]
+    assert claim.protect and claim.retain_on_delete
+
+
+def test_efs_with_mount_targets_per_zone_an_irsa_driver_and_a_retaining_class(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod())
+    (system,) = pulumi_mocks.of_type("aws:efs/fileSystem:FileSystem")
+    assert system.protect and system.retain_on_delete and system.inputs["encrypted"] is True
+    targets = pulumi_mocks.of_type("aws:efs/mountTarget:MountTarget")
+    assert len(targets) == 3 and {t.inputs["subnetId"] for t in targets} == {
+        f"train-prod-vpc-private-us-east-1{z}-id" for z in "abc"
+    }
+    (cls,) = [r for r in pulumi_mocks.registrations if r.inputs.get("kind") == "StorageClass"]
+    assert cls.inputs["parameters"]["fileSystemId"] == system.urn.rsplit("::", 1)[-1] + "-id"
+    assert cls.inputs["reclaimPolicy"] == "Retain" and cls.retain_on_delete
+    role = next(r for r in pulumi_mocks.of_type("aws:iam/role:Role") if r.name.endswith("efs-csi"))
+    trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
+    assert (
+        trust["Condition"]["StringEquals"]["oidc.eks.us-east-1.amazonaws.com/id/ABC:sub"]
+        == "system:serviceaccount:kube-system:efs-csi-controller-sa"
+    )
+    (driver,) = [r for r in pulumi_mocks.of_type("kubernetes:helm.sh/v3:Release") if r.name == "aws-efs-csi-driver"]
+    assert driver.inputs["values"]["controller"]["serviceAccount"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/mock"
+    }
+    group = next(r for r in pulumi_mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-storage"))
+    assert {(i["fromPort"], i["toPort"]) for i in group.inputs["ingress"]} == {(2049, 2049), (988, 988), (1018, 1023)}
+
+
+def storage(monitor: RecordingMonitor) -> dict[tuple[str, str], Any]:
+    kinds = ("aws:efs/", "aws:fsx/")
+    found = {
+        (r.type, r.name): (r.inputs, r.protect, r.retain_on_delete)
+        for r in monitor.registrations
+        if r.type.startswith(kinds)
+        or r.inputs.get("kind") in ("PersistentVolumeClaim", "PersistentVolume", "StorageClass")
+    }
+    return found
+
+
+def test_removing_jobs_and_pools_leaves_storage_as_it_was(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod())
+    before = storage(pulumi_mocks)
+    pulumi_mocks.registrations.clear()
+    pools = yaml.safe_load(PROD.read_text())["config"]["gpu-training:nodePools"]
+    deploy(
+        pulumi_mocks,
+        prod(
+            jobs=[], nodePools=[*pools, {"name": "g6", "instanceType": "g6.12xlarge", "maxNodes": 2, "fabric": "tcp"}]
+        ),
+    )
+    assert storage(pulumi_mocks) == before
+    pulumi_mocks.registrations.clear()
+    deploy(pulumi_mocks, prod(jobs=[]))
+    assert storage(pulumi_mocks) == before
+    assert all(
+        protect and retain
+        for key, (_, protect, retain) in before.items()
+        if key[0].endswith(("LustreFileSystem", "FileSystem")) or "PersistentVolume" in key[0]
+    )

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from components.cli import main
@@ -66,3 +67,19 @@ def test_a_config_mistake_prints_the_error_without_a_traceback(tmp_path: Path) -
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert f"{bad}:" in result.stderr and "jobs[0].nodes: 40 nodes, but pool 'h100' has at most 4" in result.stderr
+
+
+@pytest.mark.parametrize("stack", sorted(p.name.split(".")[1] for p in REPO.glob("Pulumi.*.yaml")))
+def test_every_stack_renders_objects_that_validate(tmp_path: Path, monkeypatch, stack: str) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["render", "--stack", stack, "--out", str(tmp_path / stack)]) == 0
+    objects = [
+        yaml.safe_load(p.read_text())
+        for p in (tmp_path / stack).rglob("*.yaml")
+        if p.parent.name not in ("helm", "remote")
+    ]
+    assert objects
+    assert_valid(*objects)
+    for release in (tmp_path / stack / "helm").glob("*.yaml"):
+        described = yaml.safe_load(release.read_text())
+        assert described["version"] and described["namespace"] and described["chart"]

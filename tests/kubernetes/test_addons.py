@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,14 @@ def test_dev_installs_the_rdma_stack_in_order(pulumi_mocks: RecordingMonitor, mo
     assert multus.inputs["file"].endswith("/v4.3.0/deployments/multus-daemonset-thick.yml")
     nad = one(pulumi_mocks, "NetworkAttachmentDefinition")
     assert multus.urn in nad.dependencies, "NADs wait for the NAD CRD"
+    config = json.loads(nad.inputs["spec"]["config"])
+    assert (config["type"], config["master"], config["ipam"]) == (
+        "macvlan",
+        "enp94s0f0",
+        {"type": "whereabouts", "range": "192.168.10.0/24"},
+    )
+    queue = one(pulumi_mocks, "Queue")
+    assert queue.inputs["spec"]["capability"] == {"nvidia.com/gpu": 32} and queue.inputs["spec"]["weight"] == 1
     (whereabouts,) = pulumi_mocks.of_type("kubernetes:yaml/v2:ConfigGroup")
     assert multus.urn in whereabouts.dependencies
 

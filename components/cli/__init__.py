@@ -1,8 +1,9 @@
-"""`python -m components render`: the stack's objects, offline."""
+"""`python -m components render | check`: a stack's objects, and the policy review of them, offline."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -20,12 +21,36 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--stack", "-s", default="dev", help="read Pulumi.<stack>.yaml (default: dev)")
     source.add_argument("--config", type=Path, help="read this stack file instead")
     render_cmd.add_argument("--out", type=Path, help="output folder (default: rendered/<stack>)")
+
+    check_cmd = commands.add_parser("check", help="run the policy rules over a stack or rendered YAML")
+    check_cmd.add_argument("paths", nargs="*", type=Path, help="YAML files or folders (e.g. rendered/dev)")
+    target = check_cmd.add_mutually_exclusive_group()
+    target.add_argument("--stack", "-s", help="check Pulumi.<stack>.yaml")
+    target.add_argument("--config", type=Path, help="check this stack file")
+    check_cmd.add_argument("--format", choices=("table", "json"), default="table", help="output (default: table)")
+    check_cmd.add_argument(
+        "--policy-config", type=Path, help="policy config JSON, as for pulumi preview --policy-pack-config"
+    )
+    check_cmd.add_argument(
+        "--production",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="treat as production (default: for Pulumi.prod.yaml)",
+    )
+    check_cmd.add_argument(
+        "--gang-scheduler",
+        choices=("volcano", "kueue", "none"),
+        help="the cluster's gang scheduler (default: from the stack or the rendered add-ons)",
+    )
     args = parser.parse_args(argv)
     try:
-        return _render(args)
+        return _render(args) if args.command == "render" else _check(args, parser)
     except ConfigError as exc:
         print(f"error: {exc}" if len(exc.issues) == 1 else f"error: {len(exc.issues)} problems\n{exc}", file=sys.stderr)
-        return 1
+        return 2 if args.command == "check" else 1
+    except json.JSONDecodeError as exc:
+        print(f"error: the policy config is not JSON: {exc}", file=sys.stderr)
+        return 2
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -37,3 +62,23 @@ def _render(args: argparse.Namespace) -> int:
     print(rendered.summary())
     print(f"wrote {len(files)} files to {out}/")
     return 0
+
+
+def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from components.cli.check import check
+
+    stack = args.config or (Path(f"Pulumi.{args.stack}.yaml") if args.stack else None)
+    if stack is None and not args.paths:
+        parser.error("check takes --stack NAME, --config FILE, or YAML files and folders")
+    if stack is not None and args.paths:
+        parser.error("check takes a stack or paths, not both")
+    report, code = check(
+        stack,
+        args.paths,
+        policy_config=args.policy_config,
+        production=args.production,
+        gang_scheduler=args.gang_scheduler,
+        output=args.format,
+    )
+    print(report)
+    return code

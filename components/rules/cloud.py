@@ -1,0 +1,72 @@
+"""Rules over what the cloud side builds: GPU node pools and the storage that must outlive the stack."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from components.rules.rule import Rule, Settings, Subject
+
+_BLOCKING = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
+
+
+def gpu_pools_tainted(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+    """GPU node pools are tainted, so that only pods that asked for GPUs land there."""
+    data = subject.data
+    if data.get("gpus") and not any(t.get("effect") in _BLOCKING for t in data.get("taints") or []):
+        yield "a GPU pool without a NoSchedule taint fills its nodes with pods that need no GPU"
+
+
+def efa_placement(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+    """EFA pools have a cluster placement group in one zone."""
+    data = subject.data
+    if not data.get("efa"):
+        return
+    if data.get("zones") != 1:
+        yield "an EFA pool spans several zones; EFA traffic does not cross a zone"
+    if not data.get("placement_group"):
+        yield "an EFA pool without a cluster placement group (fine on a reservation that brings its own placement)"
+
+
+def storage_retained(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+    """Checkpoint and dataset storage is retained when deleted: file systems and claims protected, volumes Retain."""
+    data = subject.data
+    kind = subject.kind
+    if kind in ("PersistentVolume",):
+        if (data.get("spec") or {}).get("persistentVolumeReclaimPolicy", "Retain") != "Retain":
+            yield "the volume's data is deleted with its claim (persistentVolumeReclaimPolicy is not Retain)"
+    elif kind == "StorageClass":
+        if data.get("reclaimPolicy", "Delete") != "Retain":
+            yield "volumes of this class are deleted with their claims (reclaimPolicy defaults to Delete)"
+    elif kind == "FileSystem" and data.get("protected") is False:
+        yield f"{data.get('type', 'the file system')} can be deleted by the stack (not protected)"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "gpu-pool-taints",
+        "high",
+        "mandatory",
+        (gpu_pools_tainted.__doc__ or "").strip(),
+        "taint GPU pools nvidia.com/gpu=true:NoSchedule (the default of every pool)",
+        ("NodePool",),
+        gpu_pools_tainted,
+    ),
+    Rule(
+        "efa-placement",
+        "medium",
+        "advisory",
+        (efa_placement.__doc__ or "").strip(),
+        "give the pool a zone and placement: cluster",
+        ("NodePool",),
+        efa_placement,
+    ),
+    Rule(
+        "storage-retained",
+        "critical",
+        "mandatory",
+        (storage_retained.__doc__ or "").strip(),
+        "set reclaimPolicy / persistentVolumeReclaimPolicy Retain and protect file systems and claims",
+        ("PersistentVolume", "StorageClass", "FileSystem"),
+        storage_retained,
+    ),
+)

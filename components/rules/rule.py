@@ -1,0 +1,98 @@
+"""What a rule is, what it finds, and the settings it runs with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Enforcement = Literal["mandatory", "advisory", "disabled"]
+DEFAULT_MIN_SHM = "1Gi"
+Severity = Literal["low", "medium", "high", "critical"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a rule looks at: a Kubernetes object, or a cloud node pool or file system, with its name."""
+
+    key: str
+    """Kind/namespace/name, or the cloud resource's name."""
+    kind: str
+    """The object kind, or `NodePool` / `FileSystem` for cloud facts."""
+    data: dict[str, Any]
+    """The object as a dict, or the facts of a cloud resource."""
+    urn: str | None = None
+    """The Pulumi URN, when the subject comes from a preview."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the rules are told about the environment: policy config, the cluster's gang scheduler, prod."""
+
+    allowed_registries: tuple[str, ...] = ()
+    """Registries images may come from; empty means any."""
+    min_shm: str = DEFAULT_MIN_SHM
+    """The smallest /dev/shm a multi-node job may have."""
+    gang_scheduler: Literal["volcano", "kueue", "none"] = "none"
+    """The gang scheduler installed on the cluster."""
+    production: bool = False
+    """Whether this is a production stack."""
+    allow_host_network: bool = False
+    """Whether pods may use the host network or IPC namespace."""
+    enforcement: dict[str, Enforcement] = field(default_factory=dict)
+    """Per rule id, an enforcement level overriding the rule's default."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violation: which rule, which subject, what is wrong, how to fix it, and whether it blocks."""
+
+    rule: str
+    subject: str
+    message: str
+    fix: str
+    enforcement: Enforcement
+    urn: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The finding as JSON-ready data."""
+        return {
+            "rule": self.rule,
+            "object": self.subject,
+            "message": self.message,
+            "fix": self.fix,
+            "enforcement": self.enforcement,
+        }
+
+
+Check = Callable[[Subject, list[Subject], Settings], Iterable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule: its id, severity, default enforcement, the reason it exists and the fix, and its check."""
+
+    id: str
+    severity: Severity
+    enforcement: Enforcement
+    reason: str
+    fix: str
+    kinds: tuple[str, ...]
+    """The subject kinds it looks at (`*` for every Kubernetes object with pods)."""
+    check: Check
+
+    def applies_to(self, subject: Subject) -> bool:
+        """Whether the rule looks at this subject."""
+        return subject.kind in self.kinds or ("*" in self.kinds and subject.kind not in ("NodePool", "FileSystem"))
+
+    def run(self, subjects: list[Subject], settings: Settings) -> list[Finding]:
+        """Its findings over these subjects (all subjects are passed along for cross-object checks)."""
+        level = settings.enforcement.get(self.id, self.enforcement)
+        if level == "disabled":
+            return []
+        return [
+            Finding(self.id, s.key, message, self.fix, level, s.urn)
+            for s in subjects
+            if self.applies_to(s)
+            for message in self.check(s, subjects, settings)
+        ]

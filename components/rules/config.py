@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.errors import ConfigError
 from components import quantity
+from components.errors import ConfigError
 from components.rules.rule import DEFAULT_MIN_SHM, Settings
 
 LEVELS = ("mandatory", "advisory", "disabled")

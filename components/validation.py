@@ -153,9 +153,17 @@ def _job_issues(config: StackConfig, pools: dict[str, Pool], job: TrainingJobSpe
     elif scheduler.type == "kueue" and not queues:
         issues.append(Issue("scheduler.queues", "Kueue admits jobs through queues: declare at least one"))
 
-    claims = {(v.namespace, v.name) for v in config.storage.volumes}
+    claims = {(v.namespace, v.name): v for v in config.storage.volumes}
     for position, mount in enumerate(job.volumes):
-        if (job.namespace, mount.claim) not in claims:
+        volume = claims.get((job.namespace, mount.claim))
+        if volume is not None and volume.access_mode == "ReadOnlyMany" and not mount.read_only:
+            issues.append(
+                Issue(
+                    f"{path}.volumes[{position}].readOnly",
+                    f"claim '{mount.claim}' is ReadOnlyMany: mount it with readOnly: true",
+                )
+            )
+        if volume is None:
             issues.append(
                 Issue(
                     f"{path}.volumes[{position}].claim",

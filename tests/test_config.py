@@ -169,6 +169,11 @@ def test_snake_case_keys_are_accepted_too() -> None:
             "64Gi of /dev/shm does not fit in resources.memory 32Gi",
         ),
         ({"nodePools__0__nodeSelector": {}}, "nodePools[0].nodeSelector", "is required on an existing cluster"),
+        (
+            {"storage__volumes__0__accessMode": "ReadOnlyMany"},
+            "jobs[0].volumes[0].readOnly",
+            "claim 'training-checkpoints' is ReadOnlyMany: mount it with readOnly: true",
+        ),
     ],
 )
 def test_each_mistake_gives_one_clear_error(changes: dict[str, Any], path: str, message: str) -> None:

@@ -17,9 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
+from components import rules
 from components.config import load_stack_file, parse_stack
 from components.manifests import trainingjob
 from components.render import Rendered, render
+from components.rules.rule import Settings
+from components.rules.subjects import from_objects, from_pools
 from components.validation import resolve
 from tests.support.schemas import assert_valid, errors
 
@@ -38,6 +41,10 @@ def render_yaml(text: str) -> Rendered:
     """Parse, validate and render a stack config given as YAML; every object must validate."""
     rendered = render(resolve(parse_stack(yaml.safe_load(text))))
     assert_valid(*rendered.objects)
+    # The seeds' manifests, as we emit them (corrected where the seed is wrong), pass every mandatory rule.
+    subjects = from_objects(rendered.objects) + from_pools(rendered.stack.pools.values())
+    findings = rules.run(subjects, Settings(gang_scheduler=rendered.stack.scheduler))
+    assert [f for f in findings if f.enforcement == "mandatory"] == []
     return rendered
 
 
@@ -622,9 +629,10 @@ storage:
 jobs:
   - {name: resnet-distributed-training, image: your-registry/distributed-training:v1, command: [train.py],
      nodes: 4, gpusPerNode: 1, resources: {cpu: 4, memory: 16Gi}, nccl: {debug: INFO},
-     volumes: [{claim: imagenet-dataset, mountPath: /data}]}
+     volumes: [{claim: imagenet-dataset, mountPath: /data, readOnly: true}]}
 """
     )
+    # The seed mounts its ReadOnlyMany dataset claim read-write; the corrected form mounts it readOnly.
     job = find(rendered, "PyTorchJob")
     roles = replicas(job)
     assert {role: r["replicas"] for role, r in roles.items()} == {"Master": 1, "Worker": 3}

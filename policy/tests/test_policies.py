@@ -1,0 +1,197 @@
+"""The CrossGuard pack through its API: each policy's validate with constructed arguments, no engine."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi_policy import PolicyResource, PolicyResourceOptions, StackValidationArgs
+from pulumi_policy.proxy import unknown_checking_proxy
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import gpu_policies
+
+from components.manifests import trainingjob
+from components.manifests.plan import plan
+from components.models import NetworkConfig, NodePoolSpec, TrainingJobSpec
+from components.pool import resolve_pools
+from components.rules import RULES
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's sentinel for a value known only after the update
+
+
+def resource(
+    resource_type: str,
+    props: dict[str, Any],
+    name: str,
+    *,
+    protect: bool = False,
+    dependencies: list[PolicyResource] | None = None,
+) -> PolicyResource:
+    opts = PolicyResourceOptions(protect, [], False, [], None, [])
+    return PolicyResource(
+        resource_type,
+        unknown_checking_proxy(copy.deepcopy(props)),
+        f"urn:pulumi:dev::p::{resource_type}::{name}",
+        name,
+        opts,
+        None,
+        None,
+        dependencies or [],
+        {},
+    )
+
+
+def kube(obj: dict[str, Any], **kwargs: Any) -> PolicyResource:
+    group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+    return resource(f"kubernetes:{group}:{obj['kind']}", obj, obj["metadata"]["name"], **kwargs)
+
+
+def violations(
+    policy_name: str, resources: list[PolicyResource], config: dict[str, Any] | None = None
+) -> list[tuple[str, str | None]]:
+    (policy,) = [p for p in gpu_policies.POLICIES if p.name == policy_name]
+    found: list[tuple[str, str | None]] = []
+    args = StackValidationArgs(resources, config or {})
+    policy.validate(args, lambda message, urn=None: found.append((message, urn)))
+    return found
+
+
+def training_job(**fields: Any) -> list[dict[str, Any]]:
+    network = NetworkConfig()
+    spec = NodePoolSpec.model_validate(
+        {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 4, "zone": "us-east-1a"}
+    )
+    pools, _ = resolve_pools([spec], "aws", "us-east-1", network)
+    job = TrainingJobSpec.model_validate(
+        {
+            "name": "pretrain",
+            "image": "registry.example.com/train:v1",
+            "command": ["train.py"],
+            "nodes": 2,
+            "resources": {"memory": "1800Gi"},
+            **fields,
+        }
+    )
+    return trainingjob.objects(plan(job, pools["p5"], "volcano", "research"))
+
+
+BAD_JOB: dict[str, Any] = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "bad", "namespace": "training"},
+    "spec": {
+        "completions": 2,
+        "parallelism": 2,
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "t",
+                        "image": "pytorch/pytorch:latest",
+                        "env": [{"name": "NCCL_SOCKET_IFNAME", "value": "ib0"}],
+                        "resources": {"limits": {"nvidia.com/gpu": 8}},
+                    }
+                ],
+            }
+        },
+    },
+}
+
+
+def test_one_policy_per_rule_with_its_enforcement() -> None:
+    assert [p.name for p in gpu_policies.POLICIES] == [r.id for r in RULES]
+    levels = {p.name: p.enforcement_level.value for p in gpu_policies.POLICIES}
+    assert levels["nccl-debug-production"] == "advisory" and levels["gpu-placement"] == "mandatory"
+
+
+def test_our_training_jobs_pass_every_policy() -> None:
+    volcano = resource("kubernetes:helm.sh/v3:Release", {"chart": "volcano", "version": "1.15.1"}, "volcano")
+    resources = [volcano, *(kube(o) for o in training_job())]
+    for policy in gpu_policies.POLICIES:
+        assert violations(policy.name, resources) == [], policy.name
+
+
+@pytest.mark.parametrize(
+    "name", ["gpu-placement", "shared-memory", "nccl-socket-interface", "pinned-images", "job-robustness"]
+)
+def test_a_hand_written_job_is_caught(name: str) -> None:
+    found = violations(name, [kube(BAD_JOB)])
+    assert found and all(urn and urn.endswith("::bad") for _, urn in found)
+    assert all("Fix:" in message for message, _ in found)
+
+
+def test_gang_scheduling_applies_when_volcano_is_installed() -> None:
+    bad = copy.deepcopy(BAD_JOB)
+    assert violations("gang-scheduling", [kube(bad)]) == []
+    volcano = resource("kubernetes:helm.sh/v3:Release", {"chart": "volcano"}, "volcano")
+    assert violations("gang-scheduling", [volcano, kube(bad)])
+
+
+def test_allowed_registries_and_minimum_shm_come_from_policy_config() -> None:
+    objects = [kube(o) for o in training_job()]
+    assert violations("pinned-images", objects, {"allowedRegistries": ["registry.example.com"]}) == []
+    assert violations("pinned-images", objects, {"allowedRegistries": ["nvcr.io"]})
+    assert violations("shared-memory", objects, {"minShmSize": "1Ti"})
+
+
+def test_gpu_pools_and_efa_placement_on_eks() -> None:
+    template = resource(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        {"id": UNKNOWN, "networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}]},
+        "p5",
+    )
+    group = resource(
+        "aws:eks/nodeGroup:NodeGroup",
+        {"amiType": "AL2023_x86_64_NVIDIA", "subnetIds": ["s-1"], "launchTemplate": {"id": UNKNOWN}, "taints": []},
+        "p5",
+        dependencies=[template],
+    )
+    assert violations("gpu-pool-taints", [template, group])
+    messages = [m for m, _ in violations("efa-placement", [template, group])]
+    assert messages and "placement group" in messages[0]
+    tainted = resource(
+        "aws:eks/nodeGroup:NodeGroup",
+        {
+            "amiType": "AL2023_x86_64_NVIDIA",
+            "subnetIds": ["s-1"],
+            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+        },
+        "g6",
+    )
+    assert violations("gpu-pool-taints", [tainted]) == []
+
+
+def test_gke_pools() -> None:
+    pool = resource(
+        "gcp:container/nodePool:NodePool",
+        {"nodeConfig": {"guestAccelerators": [{"type": "nvidia-h100-80gb", "count": 8}], "taints": []}},
+        "a3",
+    )
+    assert violations("gpu-pool-taints", [pool])
+
+
+def test_storage_must_be_protected_and_retained() -> None:
+    lustre = resource("aws:fsx/lustreFileSystem:LustreFileSystem", {"storageCapacity": 2400}, "ckpt")
+    assert violations("storage-retained", [lustre])
+    kept = resource("aws:fsx/lustreFileSystem:LustreFileSystem", {"storageCapacity": 2400}, "ckpt", protect=True)
+    assert violations("storage-retained", [kept]) == []
+    deleting = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "nfs"},
+        "provisioner": "nfs.csi.k8s.io",
+    }
+    assert violations("storage-retained", [kube(deleting)])
+
+
+def test_unknown_values_in_a_preview_do_not_break_a_policy() -> None:
+    job = training_job()[-1]
+    job["metadata"]["labels"] = UNKNOWN
+    assert violations("gpu-placement", [kube(job)]) == []

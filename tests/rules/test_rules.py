@@ -1,0 +1,102 @@
+"""The rules: every corpus case is caught by its rule (and only it), with its fix; correct output passes."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from components import rules
+from components.rules.rule import Settings, Subject
+from components.rules.subjects import from_objects, from_pools
+from tests.rules.corpus import CLOUD_CASES, WORKLOAD_CASES, bad_objects, good
+
+WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx"]
+
+
+def test_every_rule_has_a_corpus_case() -> None:
+    assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES)
+
+
+def test_every_rule_states_its_reason_fix_severity_and_enforcement() -> None:
+    for rule in rules.RULES:
+        assert rule.reason and rule.fix and rule.severity in ("low", "medium", "high", "critical")
+        assert rule.enforcement in ("mandatory", "advisory")
+
+
+@pytest.mark.parametrize("fabric", ["roce", "tcp", "efa"])
+def test_the_good_job_passes(fabric: str) -> None:
+    assert rules.run(from_objects(good(fabric)), Settings(gang_scheduler="volcano", production=True)) == []
+
+
+@pytest.mark.parametrize("rule", WORKLOAD_RULES)
+def test_each_bad_manifest_is_caught_by_its_rule_only(rule: str) -> None:
+    subjects, settings = bad_objects(rule)
+    findings = rules.run(subjects, settings)
+    assert {f.rule for f in findings} == {rule}
+    assert all(f.fix == rules.by_id(rule).fix for f in findings)
+
+
+@pytest.mark.parametrize("rule", sorted(CLOUD_CASES))
+def test_each_bad_cloud_resource_is_caught_by_its_rule_only(rule: str) -> None:
+    findings = rules.run([CLOUD_CASES[rule]], Settings())
+    assert {f.rule for f in findings} == {rule} and findings[0].enforcement == rules.by_id(rule).enforcement
+
+
+def test_enforcement_overrides() -> None:
+    subjects, _ = bad_objects("pinned-images")
+    (finding,) = rules.run(subjects, Settings(enforcement={"pinned-images": "advisory"}))
+    assert finding.enforcement == "advisory"
+    assert rules.run(subjects, Settings(enforcement={"pinned-images": "disabled"})) == []
+
+
+def test_allowed_registries_and_minimum_shm() -> None:
+    subjects = from_objects(good())
+    assert {f.rule for f in rules.run(subjects, Settings(allowed_registries=("nvcr.io",)))} == {"pinned-images"}
+    assert rules.run(subjects, Settings(allowed_registries=("registry.example.com",))) == []
+    assert {f.rule for f in rules.run(subjects, Settings(min_shm="512Gi"))} == {"shared-memory"}
+
+
+def test_digests_and_docker_hub_images() -> None:
+    digest = "nvcr.io/nvidia/pytorch@sha256:" + "a" * 64
+    job = Subject(
+        "Pod/x",
+        "Pod",
+        {"kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [{"name": "c", "image": digest}]}},
+    )
+    assert rules.run([job], Settings(allowed_registries=("nvcr.io",))) == []
+    hub = Subject(
+        "Pod/y",
+        "Pod",
+        {
+            "kind": "Pod",
+            "metadata": {"name": "y"},
+            "spec": {"containers": [{"name": "c", "image": "pytorch/pytorch:2.4"}]},
+        },
+    )
+    assert [f.message for f in rules.run([hub], Settings(allowed_registries=("nvcr.io",)))] == [
+        "pod/c: image pytorch/pytorch:2.4 is not from an allowed registry (nvcr.io)"
+    ]
+
+
+def test_an_mpi_launcher_forwarding_rdma_variables_is_not_an_rdma_pod() -> None:
+    objects = good(launcher="mpi")
+    assert rules.run(from_objects(objects), Settings(gang_scheduler="volcano")) == []
+
+
+LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed"]
+FABRICS = ["tcp", "roce", "infiniband", "efa"]
+SCHEDULERS = ["volcano", "kueue", "none"]
+
+
+@pytest.mark.parametrize(("launcher", "fabric", "scheduler"), list(itertools.product(LAUNCHERS, FABRICS, SCHEDULERS)))
+def test_our_output_passes_every_mandatory_rule(launcher: str, fabric: str, scheduler: str) -> None:
+    from components.manifests import trainingjob
+    from components.manifests.plan import plan
+    from tests.support.factories import EFA_RESOURCES, job, pool
+
+    spec = job(launcher=launcher, resources=EFA_RESOURCES if fabric == "efa" else {})
+    objects = trainingjob.objects(plan(spec, pool(fabric), scheduler, "research" if scheduler != "none" else None))
+    target = pool(fabric)
+    findings = rules.run(from_objects(objects) + from_pools([target]), Settings(gang_scheduler=scheduler))
+    assert [f for f in findings if f.enforcement == "mandatory"] == []

@@ -1,0 +1,96 @@
+"""`python -m components check`: the rules over a stack or rendered YAML, as a table or JSON, exit 1 on a mandatory finding."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.cli import main
+from tests.rules.corpus import bad_objects
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gke"])
+def test_our_stacks_pass(stack: str, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["check", "--stack", stack]) == 0
+    assert capsys.readouterr().out.strip() == "no findings"
+
+
+def write(tmp_path: Path, rule: str) -> Path:
+    subjects, _ = bad_objects(rule)
+    path = tmp_path / f"{rule}.yaml"
+    path.write_text(yaml.safe_dump_all([s.data for s in subjects]))
+    return path
+
+
+def test_a_bad_manifest_fails_with_rule_object_message_and_fix(tmp_path: Path, capsys) -> None:
+    assert main(["check", str(write(tmp_path, "nccl-socket-interface"))]) == 1
+    out = capsys.readouterr().out
+    assert "nccl-socket-interface" in out and "PyTorchJob/training/train" in out
+    assert "NCCL bootstraps on eth0" in out and "fix: set NCCL_SOCKET_IFNAME" in out
+    assert out.strip().endswith("1 findings, 1 mandatory")
+
+
+def test_json_output_and_advisory_findings_exit_0(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, "nccl-debug-production")
+    assert main(["check", str(path), "--production", "--format", "json"]) == 0
+    (finding,) = json.loads(capsys.readouterr().out)
+    assert finding["rule"] == "nccl-debug-production" and finding["enforcement"] == "advisory"
+    assert main(["check", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_policy_config_sets_registries_and_levels(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"pinned-images": {"allowedRegistries": ["nvcr.io"]}}))
+    assert main(["check", "--stack", "dev", "--policy-config", str(config)]) == 1
+    assert "not from an allowed registry" in capsys.readouterr().out
+    config.write_text(json.dumps({"pinned-images": {"enforcementLevel": "advisory", "allowedRegistries": ["nvcr.io"]}}))
+    assert main(["check", "--stack", "dev", "--policy-config", str(config)]) == 0
+
+
+def test_a_rendered_folder_is_checked_with_its_gang_scheduler(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["render", "--stack", "dev", "--out", str(tmp_path / "dev")]) == 0
+    job = tmp_path / "dev" / "training" / "pytorchjob-llama-finetune.yaml"
+    document = yaml.safe_load(job.read_text())
+    del document["spec"]["runPolicy"]["schedulingPolicy"]
+    job.write_text(yaml.safe_dump(document))
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "dev")]) == 1, (
+        "Volcano is installed (helm/volcano.yaml), so the job must be a gang"
+    )
+    assert "gang-scheduling" in capsys.readouterr().out
+
+
+def test_mistakes_are_reported_without_a_traceback(tmp_path: Path) -> None:
+    bad_config = tmp_path / "policy.json"
+    bad_config.write_text(json.dumps({"no-such-rule": {"enforcementLevel": "advisory"}}))
+    result = subprocess.run(
+        [sys.executable, "-m", "components", "check", "--stack", "dev", "--policy-config", str(bad_config)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "unknown policy 'no-such-rule'" in result.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "components", "check", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr and "Traceback" not in missing.stderr

@@ -459,9 +459,10 @@ NCCL_SETTINGS = {
 
 @st.composite
 def memory_quantities(draw: st.DrawFn) -> str:
+    # At least 4Gi: a multi-node job needs 1Gi of /dev/shm, which counts against its memory.
     if draw(st.booleans()):
-        return f"{draw(st.integers(1, 2048))}Gi"
-    return f"{draw(st.integers(1024, 2**20))}Mi"
+        return f"{draw(st.integers(4, 2048))}Gi"
+    return f"{draw(st.integers(4096, 2**20))}Mi"
 
 
 @st.composite
@@ -496,7 +497,7 @@ def job_specs(draw: st.DrawFn) -> dict[str, Any]:
         job["resources"] = resources
     if draw(st.booleans()):
         ceiling = quantity.parse(memory) if memory else Decimal(512 * 2**30)
-        shm_mib = draw(st.integers(1, max(1, int(ceiling // 2**20) - 1)))
+        shm_mib = draw(st.integers(1024, max(1024, int(ceiling // 2**20) - 1)))
         if memory is None or shm_mib * 2**20 < quantity.parse(memory):
             job["shmSize"] = f"{shm_mib}Mi"
     env = draw(st.dictionaries(ENV_NAMES, ENV_VALUES, max_size=4))

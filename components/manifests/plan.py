@@ -15,6 +15,8 @@ from components.pool import Pool
 SchedulerKind = Literal["volcano", "kueue", "none"]
 VOLCANO_DEFAULT_QUEUE = "default"
 SHM_PER_GPU_GIB = 8
+MIN_MULTI_NODE_SHM = "1Gi"
+"""The least /dev/shm a multi-node job gets: NCCL's shared-memory transport and data loaders need it."""
 # torchrun and mpirun are added by the launchers; a command that starts with them would run twice.
 _LAUNCHER_PROGRAMS = {"pytorch": "torchrun", "indexed": "torchrun", "mpi": "mpirun"}
 _PYTHON = ("python", "python3")
@@ -181,6 +183,16 @@ def job_issues(spec: TrainingJobSpec, pool: Pool, path: str = "") -> list[Issue]
                 f"{p}resources.memory",
                 f"an {pool.fabric} worker requests huge pages, and Kubernetes then requires a memory or cpu "
                 f"request: set resources.memory{node}",
+            )
+        )
+    shm = spec.shm_size or default_shm(gpus, memory, pool.memory_gib)
+    if (spec.elastic or spec.world_nodes > 1) and quantity.parse(shm) < quantity.parse(MIN_MULTI_NODE_SHM):
+        field = "shmSize" if spec.shm_size else "resources.memory"
+        issues.append(
+            Issue(
+                f"{p}{field}",
+                f"/dev/shm would be {shm}, below the {MIN_MULTI_NODE_SHM} a multi-node job needs: "
+                + ("write a size such as 64Gi" if spec.shm_size else "raise the memory (/dev/shm counts against it)"),
             )
         )
     if spec.shm_size and memory and quantity.parse(spec.shm_size) >= quantity.parse(memory):

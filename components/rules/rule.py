@@ -6,8 +6,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from components.manifests.plan import MIN_MULTI_NODE_SHM
+
 Enforcement = Literal["mandatory", "advisory", "disabled"]
-DEFAULT_MIN_SHM = "1Gi"
+DEFAULT_MIN_SHM = MIN_MULTI_NODE_SHM
 Severity = Literal["low", "medium", "high", "critical"]
 
 

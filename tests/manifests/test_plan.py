@@ -291,3 +291,13 @@ def test_planned_objects_validate() -> None:
         job(nodes=4, nccl={"debug": "INFO", "ibGidIndex": 5}, env={"HF_HOME": "/data"}), pool("roce"), "volcano", None
     )
     assert_valid(*objects(p))
+
+
+def test_a_multi_node_job_gets_at_least_1gi_of_shared_memory() -> None:
+    issue = issue_at(job_issues(job(nodes=2, shmSize="1"), pool("tcp"), "jobs[0]"), "jobs[0].shmSize")
+    assert issue.message == "/dev/shm would be 1, below the 1Gi a multi-node job needs: write a size such as 64Gi"
+    issue = issue_at(
+        job_issues(job(nodes=2, resources={"memory": "1Gi"}), pool("tcp"), "jobs[0]"), "jobs[0].resources.memory"
+    )
+    assert "raise the memory" in issue.message
+    assert job_issues(job(nodes=1, shmSize="512Mi"), pool("tcp")) == []

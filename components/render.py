@@ -101,7 +101,7 @@ def _prepare(out: Path) -> None:
     (out / MARKER).write_text("written by python -m components render; replaced on every run\n", encoding="utf-8")
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter when PyYAML has it
     """YAML without anchors (objects share lists in memory, not in output), blocks for text."""
 
     def ignore_aliases(self, data: Any) -> bool:

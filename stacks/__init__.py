@@ -64,7 +64,7 @@ def run(stack: Stack) -> dict[str, Any]:
             pool=plan.pool,
             scheduler=stack.scheduler,
             queue=default_queue(stack.config),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=combine(platform, needs)),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=combine(platform.uses(plan), needs)),
         )
     exports: dict[str, Any] = {
         "cluster": stack.config.cluster.name,

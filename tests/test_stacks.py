@@ -38,9 +38,14 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
     assert {j.name for j in jobs} == {"training-llama-finetune", "training-nccl-allreduce"}
     namespace = pulumi_mocks.named("namespace-training")
     claim = pulumi_mocks.named("persistentvolumeclaim-training-training-checkpoints")
-    for workload in ("training-llama-finetune-pytorchjob", "training-nccl-allreduce-mpijob"):
-        edges = pulumi_mocks.named(workload).dependencies
-        assert namespace.urn in edges and claim.urn in edges, "jobs wait for their namespace, NADs, claims, queues"
+    nad = pulumi_mocks.named("networkattachmentdefinition-training-roce-network")
+    queue = pulumi_mocks.named("queue-research")
+    dataset = pulumi_mocks.named("persistentvolumeclaim-training-training-dataset")
+    finetune = set(pulumi_mocks.named("training-llama-finetune-pytorchjob").dependencies)
+    assert {namespace.urn, claim.urn, dataset.urn, nad.urn, queue.urn} <= finetune, "the objects it uses"
+    allreduce = set(pulumi_mocks.named("training-nccl-allreduce-mpijob").dependencies)
+    assert {namespace.urn, nad.urn, queue.urn} <= allreduce
+    assert claim.urn not in allreduce, "a job waits for what it uses, not for every platform object"
     assert platform.type == "gpu-training:index:PlatformObjects"
     provider = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert len(provider) == 1 and provider[0].inputs["context"] == "train-dev"

@@ -11,6 +11,8 @@ from components.kubernetes.dependencies import Dependencies, combine, inherited
 from components.kubernetes.objects import kube_object, logical_name
 from components.manifests import platform
 from components.manifests.meta import key
+from components.manifests.plan import JobPlan
+from components.manifests.references import references
 from components.validation import Stack
 
 TOKEN = "gpu-training:index:PlatformObjects"
@@ -51,6 +53,10 @@ class PlatformObjects(pulumi.ComponentResource):
                 namespaces[obj["metadata"]["name"]] = resource
         self.objects = pulumi.Output.from_input([key(o) for o in manifests])
         self.register_outputs({"objects": self.objects})
+
+    def uses(self, plan: JobPlan) -> list[pulumi.Resource]:
+        """The objects a job uses (its namespace, claims, NADs, queue, priority class) that this made."""
+        return [self.resources[k] for k in references(plan) if k in self.resources]
 
     def _options(
         self, obj: dict[str, Any], holding: set[str], namespaces: dict[str, pulumi.Resource]

@@ -61,6 +61,15 @@ BASE: dict[str, Any] = {
 }
 
 
+AWS_CLUSTER: dict[str, Any] = {
+    "provider": "aws",
+    "name": "prod",
+    "region": "us-east-1",
+    "vpc": {},
+    "availabilityZones": ["us-east-1a", "us-east-1b"],
+}
+
+
 def stack(**changes: Any) -> dict[str, Any]:
     """The base stack with changes applied at dotted paths (`jobs.0.nodes=9`)."""
     data = copy.deepcopy(BASE)
@@ -192,13 +201,7 @@ def test_unknown_top_level_key_suggests_the_right_one() -> None:
 
 def test_efa_on_an_instance_without_efa() -> None:
     raw = {
-        "cluster": {
-            "provider": "aws",
-            "name": "prod",
-            "region": "us-east-1",
-            "vpc": {},
-            "availabilityZones": ["us-east-1a", "us-east-1b"],
-        },
+        "cluster": AWS_CLUSTER,
         "nodePools": [
             {"name": "g5", "instanceType": "g5.xlarge", "maxNodes": 2, "zone": "us-east-1a", "fabric": "efa"}
         ],
@@ -211,13 +214,7 @@ def test_efa_on_an_instance_without_efa() -> None:
 
 def test_gpus_per_node_contradicting_the_catalog() -> None:
     raw = {
-        "cluster": {
-            "provider": "aws",
-            "name": "prod",
-            "region": "us-east-1",
-            "vpc": {},
-            "availabilityZones": ["us-east-1a", "us-east-1b"],
-        },
+        "cluster": AWS_CLUSTER,
         "nodePools": [
             {"name": "p5", "instanceType": "p5.48xlarge", "gpusPerNode": 4, "maxNodes": 2, "zone": "us-east-1a"}
         ],

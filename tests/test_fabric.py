@@ -9,15 +9,8 @@ import pytest
 from components.fabric import MULTUS_ANNOTATION, profile
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import Pool, resolve_pools
-from tests.support.factories import ROCE_NETWORK, pool
+from tests.support.factories import ROCE_NETWORK, SRIOV_NETWORK, pool
 
-SRIOV_NETWORK = {
-    "name": "sriov-net",
-    "namespace": "training",
-    "type": "sriov",
-    "resourceName": "nvidia.com/sriov_rdma_vf",
-    "ipam": {"type": "whereabouts", "range": "192.168.20.0/24"},
-}
 IB_NETWORK = {
     "name": "ib-net",
     "namespace": "training",

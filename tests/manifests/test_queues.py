@@ -19,16 +19,8 @@ from components.manifests.queues import (
 )
 from components.models import NetworkConfig, NodePoolSpec, QueueSpec
 from components.pool import Pool, resolve_pools
-from tests.support.factories import pool
+from tests.support.factories import SRIOV_NETWORK, pool
 from tests.support.schemas import assert_valid
-
-SRIOV_NETWORK = {
-    "name": "sriov-net",
-    "namespace": "training",
-    "type": "sriov",
-    "resourceName": "nvidia.com/sriov_rdma_vf",
-    "ipam": {"type": "whereabouts", "range": "192.168.20.0/24"},
-}
 
 
 def queue(**fields: Any) -> QueueSpec:

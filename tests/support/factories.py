@@ -21,6 +21,15 @@ ROCE_NETWORK = {
 EFA_RESOURCES = {"memory": "1800Gi"}
 """What an EFA worker on p5.48xlarge states: huge pages need a memory request beside them."""
 
+SRIOV_NETWORK = {
+    "name": "sriov-net",
+    "namespace": "training",
+    "type": "sriov",
+    "resourceName": "nvidia.com/sriov_rdma_vf",
+    "ipam": {"type": "whereabouts", "range": "192.168.20.0/24"},
+}
+"""An SR-IOV network whose pods request a VF resource."""
+
 
 def pool(fabric: str = "tcp", **overrides: Any) -> Pool:
     """A resolved pool: an existing-cluster 8-GPU pool, or a p5.48xlarge pool for efa."""

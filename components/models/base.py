@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
@@ -101,3 +102,24 @@ def split_at(message: str) -> tuple[str | None, str]:
 def snake(camel: str) -> str:
     """The Python attribute name of a camelCase config key."""
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+
+
+def check_variant_fields(
+    spec: Spec,
+    variant: str,
+    required: Iterable[str],
+    only_for: Mapping[str, tuple[str, ...]],
+    *,
+    needs: str,
+    applies: str,
+) -> None:
+    """Raise (naming the field) when a key the variant needs is unset, or a key of other variants is set.
+
+    `needs` and `applies` are the messages, formatted with `variant`, `key` and `variants`.
+    """
+    for key in required:
+        if getattr(spec, snake(key)) in (None, ""):
+            raise at(key, needs.format(variant=variant, key=key))
+    for key, variants in only_for.items():
+        if getattr(spec, snake(key)) is not None and variant not in variants:
+            raise at(key, applies.format(key=key, variants=" / ".join(variants), variant=variant))

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.models.base import DnsLabel, Spec, at, snake
+from components.models.base import DnsLabel, Spec, at, check_variant_fields
 
 NetworkType = Literal["macvlan", "sriov", "ib-sriov", "host-device"]
 
@@ -20,7 +20,6 @@ _DEVICE_KEY: dict[str, str] = {
 }
 _ONLY_FOR: dict[str, tuple[str, ...]] = {
     "master": ("macvlan",),
-    "mode": ("macvlan",),
     "device": ("host-device",),
     "resourceName": ("sriov", "ib-sriov"),
     "pkey": ("ib-sriov",),
@@ -95,15 +94,14 @@ class NetworkSpec(Spec):
 
     @model_validator(mode="after")
     def _fields_for_type(self) -> NetworkSpec:
-        required = _DEVICE_KEY[self.type]
-        if not getattr(self, snake(required)):
-            raise at(required, f"a {self.type} network needs `{required}`")
-        for key, types in _ONLY_FOR.items():
-            value = getattr(self, snake(key))
-            if key == "mode":
-                continue  # has a default; only meaningful for macvlan
-            if value is not None and self.type not in types:
-                raise at(key, f"`{key}` applies to {' / '.join(types)} networks, not {self.type}")
+        check_variant_fields(
+            self,
+            self.type,
+            [_DEVICE_KEY[self.type]],
+            _ONLY_FOR,
+            needs="a {variant} network needs `{key}`",
+            applies="`{key}` applies to {variants} networks, not {variant}",
+        )
         return self
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.models.base import DnsLabel, ObjectName, Quantity, Spec, at, snake
+from components.models.base import DnsLabel, ObjectName, Quantity, Spec, check_variant_fields
 
 Backend = Literal["efs", "fsx-lustre", "filestore", "nfs", "storageClass"]
 
@@ -58,12 +58,14 @@ class VolumeSpec(Spec):
 
     @model_validator(mode="after")
     def _fields_for_backend(self) -> VolumeSpec:
-        for key in _REQUIRED[self.backend]:
-            if getattr(self, snake(key)) is None:
-                raise at(key, f"the {self.backend} backend needs `{key}`")
-        for key, backends in _ONLY_FOR.items():
-            if getattr(self, snake(key)) is not None and self.backend not in backends:
-                raise at(key, f"`{key}` applies to the {' / '.join(backends)} backend, not {self.backend}")
+        check_variant_fields(
+            self,
+            self.backend,
+            _REQUIRED[self.backend],
+            _ONLY_FOR,
+            needs="the {variant} backend needs `{key}`",
+            applies="`{key}` applies to the {variants} backend, not {variant}",
+        )
         return self
 
 

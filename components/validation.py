@@ -10,7 +10,7 @@ from typing import Any
 
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
-from components.manifests.plan import JobPlan, SchedulerKind, job_issues, plan
+from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models import AwsClusterSpec, StackConfig, TrainingJobSpec
 from components.pool import Pool, resolve_pools
 
@@ -48,11 +48,16 @@ def resolve(config: StackConfig) -> Stack:
     plans: list[JobPlan] = []
     for index, job in enumerate(config.jobs):
         path = f"jobs[{index}]"
-        found = _job_issues(config, pools, job, path)
+        found = _job_issues(config, job, path)
+        name = _pool_name(config, job)
+        if name in pools:
+            try:
+                planned = plan(job, pools[name], config.scheduler.type, default_queue(config), path=path)
+            except ConfigError as exc:
+                found = [*exc.issues, *found]  # how the job fits its pool comes first
+            else:
+                plans.append(planned)
         issues += found
-        if not found and _pool_name(config, job) in pools:
-            pool = pools[_pool_name(config, job)]
-            plans.append(plan(job, pool, config.scheduler.type, default_queue(config), path=path))
     if issues:
         raise ConfigError(issues)
     return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=namespaces(config))
@@ -103,7 +108,8 @@ def default_queue(config: StackConfig) -> str | None:
     return config.scheduler.queues[0].name if config.scheduler.queues else None
 
 
-def _job_issues(config: StackConfig, pools: dict[str, Pool], job: TrainingJobSpec, path: str) -> list[Issue]:
+def _job_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Issue]:
+    """What stops a job other than its fit on the pool: the pool, operator, queue and claims it names."""
     issues: list[Issue] = []
     declared = [p.name for p in config.node_pools]
     name = _pool_name(config, job)
@@ -122,8 +128,6 @@ def _job_issues(config: StackConfig, pools: dict[str, Pool], job: TrainingJobSpe
                 f"pool '{name}' is not declared in nodePools (declared: {', '.join(declared) or 'none'})",
             )
         )
-    elif name in pools:
-        issues += job_issues(job, pools[name], path)
 
     operator = _OPERATOR.get(job.launcher)
     if operator is not None:

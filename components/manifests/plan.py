@@ -82,11 +82,11 @@ def plan(
 
     `queue` is used when the spec names none; under Volcano the fallback is its `default` queue.
     """
-    issues = job_issues(spec, pool, path)
+    fabric = profile(pool, spec.namespace)
+    issues = job_issues(spec, pool, path, fabric=fabric)
     if issues:
         raise ConfigError(issues)
     gpus = spec.gpus_per_node or pool.gpus_per_node
-    fabric = profile(pool, spec.namespace)
     env = {"NCCL_DEBUG": "WARN", **fabric.env, **spec.nccl_env, **spec.env}
     queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
@@ -117,7 +117,9 @@ def default_shm(gpus: int, memory: str | None, node_memory_gib: int | None) -> s
     return f"{max(1, int(cap // 2**20))}Mi"
 
 
-def job_issues(spec: TrainingJobSpec, pool: Pool, path: str = "") -> list[Issue]:
+def job_issues(
+    spec: TrainingJobSpec, pool: Pool, path: str = "", *, fabric: FabricProfile | None = None
+) -> list[Issue]:
     """What stops a job from running on a pool: too many GPUs or nodes, the wrong interface, ..."""
     issues: list[Issue] = []
     p = f"{path}." if path else ""
@@ -164,7 +166,7 @@ def job_issues(spec: TrainingJobSpec, pool: Pool, path: str = "") -> list[Issue]
                 f"pool '{pool.name}' attaches {names}, none of which is declared in namespace '{spec.namespace}'",
             )
         )
-    fabric = profile(pool, spec.namespace)
+    fabric = fabric or profile(pool, spec.namespace)
     # env overrides nccl, so the value the pod gets is env's when both set it.
     from_env = "NCCL_SOCKET_IFNAME" in spec.env
     ifname = spec.env.get("NCCL_SOCKET_IFNAME") or spec.nccl_env.get("NCCL_SOCKET_IFNAME")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-_REPLICA_KEYS = ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
+REPLICA_KEYS = ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
+"""Where the Training and MPI Operators keep their replica specs."""
 GPU = "nvidia.com/gpu"
 
 
@@ -43,7 +44,7 @@ def templates(obj: dict[str, Any]) -> list[PodTemplate]:
     kind, spec = obj.get("kind"), obj.get("spec") or {}
     if kind == "Pod":
         return [PodTemplate("pod", 1, spec, obj.get("metadata") or {})]
-    for key in _REPLICA_KEYS:
+    for key in REPLICA_KEYS:
         if key in spec:
             return [
                 PodTemplate(

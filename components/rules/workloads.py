@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from components import quantity
-from components.rules.pods import GPU, PodTemplate, multi_node, templates
+from components.rules.pods import GPU, REPLICA_KEYS, PodTemplate, multi_node, templates
 from components.rules.rule import Rule, Settings, Subject
 
 GPU_TAINT = "nvidia.com/gpu"
@@ -191,7 +191,7 @@ def robustness(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str
     backoff = spec.get("backoffLimit") if data["kind"] == "Job" else (spec.get("runPolicy") or {}).get("backoffLimit")
     if backoff is None:
         yield "no backoffLimit: a transient failure either retries forever (operators) or six times silently"
-    replicas = next((spec[k] for k in ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs") if k in spec), None)
+    replicas = next((spec[k] for k in REPLICA_KEYS if k in spec), None)
     if replicas is not None:
         for role, replica in replicas.items():
             if not replica.get("restartPolicy"):

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from components.manifests.pod import GPU_RESOURCE
+
 REPLICA_KEYS = ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
 """Where the Training and MPI Operators keep their replica specs."""
-GPU = "nvidia.com/gpu"
+GPU = GPU_RESOURCE
 
 
 @dataclass(frozen=True, slots=True)

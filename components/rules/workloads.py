@@ -7,13 +7,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from components import quantity
+from components.fabric import MULTUS_ANNOTATION as MULTUS
+from components.manifests.gang import KUEUE_QUEUE_LABEL as KUEUE_QUEUE
+from components.manifests.pod import VOLCANO_GROUP_ANNOTATION
+from components.models.nodepool import GPU_TAINT_KEY as GPU_TAINT
 from components.rules.pods import GPU, REPLICA_KEYS, PodTemplate, multi_node, templates
 from components.rules.rule import Rule, Settings, Subject
 
-GPU_TAINT = "nvidia.com/gpu"
-MULTUS = "k8s.v1.cni.cncf.io/networks"
-VOLCANO_GROUP = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+# Volcano reads either annotation; we write the first.
+VOLCANO_GROUP = (VOLCANO_GROUP_ANNOTATION, "scheduling.volcano.sh/group-name")
 RDMA_RESOURCE = re.compile(r"^(rdma/|vpc\.amazonaws\.com/efa$)|sriov|mlnx|_vf$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 

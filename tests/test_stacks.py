@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pulumi
@@ -18,15 +17,9 @@ from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
 REPO = Path(__file__).resolve().parents[1]
 
 
-def use_stack_config(path: Path) -> None:
-    """Give the mocked program the config a `pulumi up` of that stack file would."""
-    document = yaml.safe_load(path.read_text())
-    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in document["config"].items()})
-
-
 def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
-    use_stack_config(REPO / "Pulumi.dev.yaml")
+    use_stack(pulumi_mocks, REPO / "Pulumi.dev.yaml")
     exports = run(lambda: stacks.run(stacks.load()))
 
     rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
@@ -59,7 +52,7 @@ def test_a_config_mistake_is_a_clean_error_naming_file_and_line(pulumi_mocks: Re
     monkeypatch.chdir(REPO)
     document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
     document["config"]["gpu-training:jobs"][0]["nodes"] = 9
-    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in document["config"].items()})
+    use_stack(pulumi_mocks, REPO / "Pulumi.dev.yaml", document["config"])
     with pytest.raises(StackConfigError) as caught:
         stacks.load()
     assert isinstance(caught.value, pulumi.RunError), "Pulumi prints a RunError without a traceback"

@@ -35,6 +35,11 @@ class Stack:
         """volcano | kueue | none."""
         return self.config.scheduler.type
 
+    @property
+    def rdma(self) -> bool:
+        """Whether a pool runs InfiniBand or RoCE (RDMA through the host's HCAs)."""
+        return any(p.fabric in ("infiniband", "roce") for p in self.pools.values())
+
 
 def resolve(config: StackConfig) -> Stack:
     """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue."""

@@ -33,7 +33,7 @@ def rdma(stack: Stack) -> bool:
     spec = stack.config.gpu_operator
     if spec.rdma is not None:
         return spec.rdma
-    return any(p.fabric in ("infiniband", "roce") for p in stack.pools.values())
+    return stack.rdma
 
 
 def release(stack: Stack) -> HelmRelease:

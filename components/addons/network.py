@@ -80,13 +80,9 @@ def whereabouts(stack: Stack) -> RemoteInstall | None:
     )
 
 
-def _rdma_pools(stack: Stack) -> bool:
-    return any(p.fabric in ("infiniband", "roce") for p in stack.pools.values())
-
-
 def network_operator(stack: Stack) -> HelmRelease | None:
     """The NVIDIA Network Operator, which runs the RDMA shared device plugin (and MOFED if asked)."""
-    if not (_rdma_pools(stack) and stack.config.network.rdma.shared_device_plugin):
+    if not (stack.rdma and stack.config.network.rdma.shared_device_plugin):
         return None
     # NFD must run from exactly one chart: the GPU Operator's when it is installed.
     values = {"nfd": {"enabled": not gpu_operator.enabled(stack)}, "sriovNetworkOperator": {"enabled": False}}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -13,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components import yamlio
 from components.errors import ConfigError, Issue, join_path
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
 from components.models.base import split_at
@@ -241,21 +241,10 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: dict[str, int]) -> tuple
     return out, issues
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML as Pulumi reads it: 1.2 floats too, so `5e8` is a number, not a string."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
-
-
 def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """The document and its node tree (whose marks give the lines); ConfigError naming the line."""
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        return yaml.load(text, Loader=_Loader), node
+        return yamlio.load_with_nodes(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

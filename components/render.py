@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
 from components.manifests import platform, trainingjob
 from components.validation import Stack
+from components.yamlio import dump
 
 MARKER = ".gpu-training-render"
 
@@ -76,41 +73,46 @@ def object_path(obj: dict[str, Any]) -> Path:
 
 def write(rendered: Rendered, out: Path) -> list[Path]:
     """Write each object to its own YAML file under `out`, each Helm release under `out`/helm/ and each
-    remote install under `out`/remote/, replacing an earlier render there."""
+    remote install under `out`/remote/, replacing an earlier render there.
+
+    Files whose content is unchanged are left as they are (their times too), and files of the earlier
+    render that this one does not produce are removed: `out` ends up holding exactly this render.
+    """
     _prepare(out)
     files: list[tuple[Path, dict[str, Any]]] = [(out / object_path(obj), obj) for obj in rendered.objects]
     files += [(out / "helm" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.releases]
     files += [(out / "remote" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.remotes]
+    for folder in {path.parent for path, _ in files}:
+        folder.mkdir(parents=True, exist_ok=True)
     for path, document in files:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump([document]), encoding="utf-8")
+        _update(path, dump([document]).encode("utf-8"))
+    _remove_stale(out, {path for path, _ in files})
     return [path for path, _ in files]
 
 
-def dump(objects: Iterable[dict[str, Any]]) -> str:
-    """Objects as a YAML stream, keys in builder order, multi-line strings as blocks."""
-    return yaml.dump_all(list(objects), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
+def _update(path: Path, content: bytes) -> None:
+    """Write `content` to `path` unless it already holds exactly that."""
+    try:
+        if path.read_bytes() == content:
+            return
+    except FileNotFoundError:
+        pass
+    path.write_bytes(content)
+
+
+def _remove_stale(out: Path, keep: set[Path]) -> None:
+    """Remove what an earlier render wrote and this one did not, then the folders left empty."""
+    for path in sorted(out.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif path not in keep and path.name != MARKER:
+            path.unlink()
 
 
 def _prepare(out: Path) -> None:
-    if out.exists():
-        if not (out / MARKER).exists() and any(out.iterdir()):
-            raise ConfigError(f"{out} is not empty and was not written by render; choose another --out")
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    (out / MARKER).write_text("written by python -m components render; replaced on every run\n", encoding="utf-8")
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter when PyYAML has it
-    """YAML without anchors (objects share lists in memory, not in output), blocks for text."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
+    """Make `out` ready for a render: new, empty, or written by an earlier render (never anything else)."""
+    if out.exists() and not (out / MARKER).exists() and any(out.iterdir()):
+        raise ConfigError(f"{out} is not empty and was not written by render; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    _update(out / MARKER, b"written by python -m components render; replaced on every run\n")

@@ -1,0 +1,44 @@
+"""Render's output folder: exactly this render's files, unchanged ones left as they were."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.config import read_stack_file
+from components.errors import ConfigError
+from components.render import MARKER, render, write
+from components.validation import resolve_file, resolve_raw
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_second_render_rewrites_only_what_changed_and_removes_what_is_gone(tmp_path: Path) -> None:
+    raw, _ = read_stack_file(REPO / "Pulumi.dev.yaml")
+    out = tmp_path / "out"
+    first = write(render(resolve_raw(raw)), out)
+    before = {path: path.stat().st_mtime_ns for path in first}
+    job = out / "training" / "pytorchjob-llama-finetune.yaml"
+    claim = out / "training" / "persistentvolumeclaim-training-checkpoints.yaml"
+    for path in (job, claim):
+        path.write_text(path.read_text())  # same bytes, newer time
+        before[path] = path.stat().st_mtime_ns
+    (out / "stale" / "deep").mkdir(parents=True)
+    (out / "stale" / "deep" / "old.yaml").write_text("kind: Old\n")
+
+    raw["jobs"][0]["image"] = "registry.example.com/training:v3.0"
+    second = write(render(resolve_raw(raw)), out)
+
+    assert sorted(second) == sorted(first)
+    assert "training:v3.0" in job.read_text() and job.stat().st_mtime_ns >= before[job]
+    assert claim.stat().st_mtime_ns == before[claim], "an unchanged file is not rewritten"
+    assert not (out / "stale").exists(), "files and folders of earlier renders are removed"
+    assert {p for p in out.rglob("*") if p.is_file()} == {*second, out / MARKER}
+
+
+def test_render_never_writes_into_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("keep me")
+    with pytest.raises(ConfigError, match="not written by render"):
+        write(render(resolve_file(REPO / "Pulumi.dev.yaml")), tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import Field
 
-from components import catalog
+from components import catalog, quantity
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import NetworkConfig
@@ -18,6 +21,21 @@ POOL_LABEL = "gpu-training/pool"
 Provider = Literal["aws", "gcp", "existing"]
 SYSTEM_POOL = "system"
 """The name of the untainted pool EKS and GKE stacks make for add-ons."""
+
+# What a GPU node keeps from its workers, as a share of the machine's nominal figures, with a floor
+# for small machines. It covers: memory the hypervisor and kernel hold (Karpenter assumes up to 7.5%
+# of the nominal is never visible: VM_MEMORY_OVERHEAD_PERCENT); the kubelet's reservations and
+# eviction threshold (EKS AMIs: 255Mi + 11Mi per pod, and 6% of the first core down to 0.25% of cores
+# past the fourth; GKE: a sliding scale down to 2% of memory above 128 GiB); and the node's DaemonSets
+# (GPU Operator, device plugins, CNI, CSI and monitoring agents).
+SYSTEM_RESERVE_MEMORY = Decimal("0.10")
+"""Share of a node's memory kept for the system: 10%, at least SYSTEM_RESERVE_MEMORY_MIN_GIB."""
+SYSTEM_RESERVE_MEMORY_MIN_GIB = 4
+"""The least memory a node keeps for the system, in GiB."""
+SYSTEM_RESERVE_CPU = Decimal("0.05")
+"""Share of a node's vCPUs kept for the system: 5%, at least SYSTEM_RESERVE_CPU_MIN."""
+SYSTEM_RESERVE_CPU_MIN = 2
+"""The fewest vCPUs a node keeps for the system."""
 
 
 class PodNetwork(Spec):
@@ -77,6 +95,19 @@ class Pool(Spec):
     ib_hca: str = "mlx5"
     """NCCL_IB_HCA for infiniband / roce."""
 
+    def worker_requests(self, gpus: int, hugepages: Decimal = Decimal(0)) -> dict[str, str]:
+        """The cpu and memory a worker with `gpus` GPUs gets by default: the machine's vCPUs and memory
+        less the system reserve, shared by GPUs (so any mix of workers that fits the GPUs fits the
+        node), less the huge pages it requests. Empty when the catalog does not know the machine."""
+        if self.vcpus is None or self.memory_gib is None:
+            return {}
+        share = Decimal(gpus) / Decimal(self.gpus_per_node)
+        reserve_cpu = max(Decimal(SYSTEM_RESERVE_CPU_MIN), math.ceil(self.vcpus * SYSTEM_RESERVE_CPU))
+        reserve_gib = max(Decimal(SYSTEM_RESERVE_MEMORY_MIN_GIB), self.memory_gib * SYSTEM_RESERVE_MEMORY)
+        cpu = (self.vcpus - reserve_cpu) * share
+        memory = (self.memory_gib - reserve_gib) * share * 2**30 - hugepages
+        return {"cpu": _cores(cpu), "memory": _mebibytes(memory)}
+
     def networks_in(self, namespace: str) -> list[PodNetwork]:
         """The pool's networks as a pod in `namespace` attaches them."""
         return [n for n in self.networks if n.namespace == namespace]
@@ -88,10 +119,29 @@ class Pool(Spec):
         return f"{self.name} ({kind}{self.gpus_per_node}x{model} GPU, {self.fabric}, up to {self.max_nodes} nodes)"
 
 
+def _cores(cpu: Decimal) -> str:
+    """Whole cores when there is at least one, else millicores."""
+    return str(int(cpu)) if cpu >= 1 else f"{max(1, int(cpu * 1000))}m"
+
+
+def _mebibytes(memory: Decimal) -> str:
+    """Whole GiB when there is at least one, else whole MiB."""
+    if memory >= 2**30:
+        return quantity.gibibytes(int(memory // 2**30))
+    return f"{max(1, int(memory // 2**20))}Mi"
+
+
 def resolve_pools(
-    pools: list[NodePoolSpec], provider: Provider, region: str | None, network: NetworkConfig
+    pools: list[NodePoolSpec],
+    provider: Provider,
+    region: str | None,
+    network: NetworkConfig,
+    demand: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, Pool], list[Issue]]:
-    """Every pool resolved, and the issues that stop one from resolving."""
+    """Every pool resolved, and the issues that stop one from resolving.
+
+    `demand` is the most nodes a job asks of each pool, which a pool without maxNodes is sized to.
+    """
     resolved: dict[str, Pool] = {}
     issues: list[Issue] = []
     for index, spec in enumerate(pools):
@@ -99,7 +149,8 @@ def resolve_pools(
         if spec.name in resolved:
             issues.append(Issue(f"{path}.name", f"pool '{spec.name}' is declared twice; pool names are unique"))
             continue
-        pool, found = _resolve(spec, provider, region, network, path)
+        most = spec.max_nodes or max(spec.min_nodes, (demand or {}).get(spec.name, 0), 1)
+        pool, found = _resolve(spec, provider, region, network, path, max_nodes=most)
         issues.extend(found)
         if pool is not None:
             resolved[spec.name] = pool
@@ -107,7 +158,7 @@ def resolve_pools(
 
 
 def _resolve(
-    spec: NodePoolSpec, provider: Provider, region: str | None, network: NetworkConfig, path: str
+    spec: NodePoolSpec, provider: Provider, region: str | None, network: NetworkConfig, path: str, *, max_nodes: int
 ) -> tuple[Pool | None, list[Issue]]:
     issues: list[Issue] = []
     machine = _machine(spec, provider, path, issues)
@@ -159,7 +210,7 @@ def _resolve(
         gpus_per_node=gpus,
         gpu_model=spec.gpu_model or (machine.gpu_model if machine else None),
         accelerator_type=spec.accelerator_type or (machine.accelerator_type if machine else None),
-        max_nodes=spec.max_nodes,
+        max_nodes=max_nodes,
         vcpus=machine.vcpus if machine else None,
         memory_gib=machine.memory_gib if machine else None,
         zone=zone,

@@ -36,8 +36,13 @@ class Rendered:
             gpus = sum(p.world_size for p in jobs)
             lines.append(f"  pool {pool.summary()}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs")
             for p in jobs:
+                each = (
+                    f", {p.requests['cpu']} CPU and {p.requests['memory']} each"
+                    if {"cpu", "memory"} <= p.requests.keys()
+                    else ""
+                )
                 lines.append(
-                    f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs "
+                    f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs{each} "
                     f"(world size {p.world_size})"
                 )
         later = [

@@ -45,7 +45,7 @@ def resolve(config: StackConfig) -> Stack:
     """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue."""
     cluster = config.cluster
     region = getattr(cluster, "region", None)
-    pools, issues = resolve_pools(config.node_pools, cluster.provider, region, config.network)
+    pools, issues = resolve_pools(config.node_pools, cluster.provider, region, config.network, _demand(config))
     issues += _aws_zones(config)
     issues += _gke_gpu_operator(config)
     issues += _unique(config)
@@ -100,6 +100,17 @@ def namespaces(config: StackConfig) -> tuple[str, ...]:
     for queue in config.scheduler.queues:
         names += queue.namespaces
     return tuple(dict.fromkeys(names))
+
+
+def _demand(config: StackConfig) -> dict[str, int]:
+    """The most nodes any job asks of each pool: what a pool without maxNodes is sized to."""
+    most: dict[str, int] = {}
+    for job in config.jobs:
+        name = _pool_name(config, job)
+        if name is not None:
+            nodes = job.elastic.max_nodes if job.elastic else job.world_nodes
+            most[name] = max(most.get(name, 0), nodes)
+    return most
 
 
 def _pool_name(config: StackConfig, job: TrainingJobSpec) -> str | None:

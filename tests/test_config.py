@@ -175,7 +175,7 @@ def test_snake_case_keys_are_accepted_too() -> None:
         (
             {"jobs__0__resources": {"memory": "32Gi"}, "jobs__0__shmSize": "64Gi"},
             "jobs[0].shmSize",
-            "64Gi of /dev/shm does not fit in resources.memory 32Gi",
+            "64Gi of /dev/shm does not fit in the worker's memory (32Gi)",
         ),
         ({"nodePools__0__nodeSelector": {}}, "nodePools[0].nodeSelector", "is required on an existing cluster"),
         (

@@ -1,14 +1,22 @@
-"""The workloads example: TrainingJobs placed on a platform stack's pools through a StackReference."""
+"""The examples: minimal stacks that run with nothing else set, and TrainingJobs placed on a platform
+stack's pools through a StackReference."""
 
 from __future__ import annotations
 
 import runpy
 from pathlib import Path
+from typing import Any
 
 import pulumi
+import pytest
+import yaml
 
+import stacks
+from components.kubernetes.objects import StackConfigError
+from components.render import render
 from components.validation import resolve_file
-from tests.support.pulumi_mocks import RecordingMonitor, run
+from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
+from tests.support.schemas import assert_valid
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,3 +44,67 @@ def test_workloads_take_their_pool_from_the_platform_stack(pulumi_mocks: Recordi
     assert job.inputs["spec"]["runPolicy"]["schedulingPolicy"]["queue"] == "pretraining"
     (provider,) = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert job.provider.startswith(provider.urn)
+
+
+MINIMAL = REPO / "examples" / "minimal"
+
+
+def deploy_minimal(monitor: RecordingMonitor, name: str, monkeypatch) -> dict[str, Any]:
+    """Run the program on a minimal stack file as `pulumi up` would, from the folder that holds it."""
+    monkeypatch.chdir(MINIMAL)
+    use_stack(monitor, MINIMAL / f"Pulumi.{name}.yaml")
+    return run(lambda: stacks.run(stacks.load()))
+
+
+@pytest.mark.parametrize("name", ["aws", "gke", "existing"])
+def test_a_minimal_stack_renders_objects_that_validate(name: str) -> None:
+    rendered = render(resolve_file(MINIMAL / f"Pulumi.{name}.yaml"))
+    (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]
+    assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+    assert_valid(*rendered.objects)
+
+
+def test_the_minimal_aws_stack_gets_a_vpc_in_the_regions_eks_zones_and_a_pool_sized_to_its_job(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    deploy_minimal(pulumi_mocks, "aws", monkeypatch)
+    (vpc,) = pulumi_mocks.of_type("aws:ec2/vpc:Vpc")
+    assert vpc.inputs["cidrBlock"] == "10.0.0.0/16"
+    zones = sorted(s.inputs["availabilityZone"] for s in pulumi_mocks.of_type("aws:ec2/subnet:Subnet"))
+    # Every zone the account's us-east-1 offers, less us-east-1e: it is use1-az3, where EKS runs no cluster.
+    assert zones == sorted(2 * ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"])
+    (invoke,) = [c for c in pulumi_mocks.recording.calls if c.token.endswith("getAvailabilityZones")]
+    assert invoke.args["state"] == "available"
+    groups = {g.inputs["nodeGroupName"]: g for g in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    assert groups["train-p5"].inputs["scalingConfig"]["maxSize"] == 2, "the pool is sized to its job"
+    assert groups["train-p5"].inputs["subnetIds"] == ["train-vpc-private-us-east-1a-id"]
+    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
+    container = job.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["requests"]["memory"] == "1838Gi" and container["resources"]["limits"]["cpu"] == "182"
+
+
+def test_the_minimal_gke_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    deploy_minimal(pulumi_mocks, "gke", monkeypatch)
+    pools = {p.inputs["name"]: p for p in pulumi_mocks.of_type("gcp:container/nodePool:NodePool")}
+    gpu = next(p for name, p in pools.items() if name.endswith("a3"))
+    assert gpu.inputs["autoscaling"]["maxNodeCount"] == 2
+    assert gpu.inputs["nodeLocations"] == ["us-central1-a"]
+    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
+    assert job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+
+
+def test_the_minimal_existing_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    exports = deploy_minimal(pulumi_mocks, "existing", monkeypatch)
+    assert exports["pools"]["h100"]["maxNodes"] == 2
+    assert pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
+
+
+def test_a_pool_zone_where_eks_cannot_run_is_refused_at_deploy_time(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    config = yaml.safe_load((MINIMAL / "Pulumi.aws.yaml").read_text())["config"]
+    config["gpu-training:nodePools"][0]["zone"] = "us-east-1e"
+    monkeypatch.chdir(MINIMAL)
+    use_stack(pulumi_mocks, MINIMAL / "Pulumi.aws.yaml", config)
+    with pytest.raises(StackConfigError, match="pool zone us-east-1e is not a zone of us-east-1 where EKS can run"):
+        run(lambda: stacks.run(stacks.load()))

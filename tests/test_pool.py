@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from components import catalog, quantity
 from components.errors import Issue
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import POOL_LABEL, Pool, Provider, resolve_pools
+from components.pool import (
+    POOL_LABEL,
+    SYSTEM_RESERVE_CPU,
+    SYSTEM_RESERVE_CPU_MIN,
+    SYSTEM_RESERVE_MEMORY,
+    SYSTEM_RESERVE_MEMORY_MIN_GIB,
+    Pool,
+    Provider,
+    resolve_pools,
+)
 from tests.support.factories import ROCE_NETWORK
 
 REGION = {"aws": "us-east-1", "gcp": "us-central1", "existing": None}
@@ -246,3 +259,56 @@ def test_duplicate_pool_names() -> None:
     pools, issues = resolve("aws", P5, P5)
     assert issue_at(issues, "nodePools[1].name")
     assert list(pools) == ["h100"]
+
+
+MACHINES = [catalog.lookup(p, n) for p in ("aws", "gcp") for n in catalog.names(p)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(machine=st.sampled_from(MACHINES), data=st.data())
+def test_workers_filling_a_node_fit_it_with_the_system_reserve_left(machine: catalog.MachineType, data) -> None:
+    gpus = data.draw(st.integers(min_value=1, max_value=machine.gpus), label="gpus per worker")
+    hugepages = data.draw(st.sampled_from([0, 5120 * 2**20]), label="huge pages")
+    pool = Pool(
+        name="p",
+        provider=machine.provider,
+        gpus_per_node=machine.gpus,
+        max_nodes=1,
+        vcpus=machine.vcpus,
+        memory_gib=machine.memory_gib,
+    )
+    requests = pool.worker_requests(gpus, Decimal(hugepages))
+    workers = machine.gpus // gpus
+    cpu, memory = quantity.parse(requests["cpu"]), quantity.parse(requests["memory"])
+    assert cpu > 0 and memory > 0
+    assert workers * cpu <= machine.vcpus - max(SYSTEM_RESERVE_CPU_MIN, machine.vcpus * SYSTEM_RESERVE_CPU)
+    reserve = max(SYSTEM_RESERVE_MEMORY_MIN_GIB, machine.memory_gib * SYSTEM_RESERVE_MEMORY) * 2**30
+    assert workers * (memory + hugepages) <= machine.memory_gib * 2**30 - reserve
+
+
+def test_a_machine_the_catalog_does_not_know_gives_no_default_requests() -> None:
+    assert one("existing", EXISTING).worker_requests(8) == {}
+
+
+def test_a_pool_without_max_nodes_is_sized_to_the_most_any_job_asks_of_it() -> None:
+    from components.config import parse_stack
+    from components.validation import resolve as resolve_stack
+
+    job = {"image": "registry.example.com/t:v1", "command": ["train.py"], "nodePool": "busy"}
+    stack = resolve_stack(
+        parse_stack(
+            {
+                "cluster": {"provider": "existing", "name": "c"},
+                "nodePools": [
+                    {"name": "busy", "gpusPerNode": 8, "nodeSelector": SELECTOR},
+                    {"name": "idle", "gpusPerNode": 8, "minNodes": 3, "nodeSelector": SELECTOR},
+                    {"name": "spare", "gpusPerNode": 8, "nodeSelector": SELECTOR},
+                ],
+                "jobs": [
+                    {**job, "name": "a", "nodes": 2},
+                    {**job, "name": "b", "nodes": 2, "elastic": {"minNodes": 2, "maxNodes": 6}},
+                ],
+            }
+        )
+    )
+    assert {name: p.max_nodes for name, p in stack.pools.items()} == {"busy": 6, "idle": 3, "spare": 1}

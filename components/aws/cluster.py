@@ -9,10 +9,13 @@ from pulumi_aws import eks, iam
 
 from components.aws import iam as policies
 from components.aws.kubeconfig import kubeconfig
+from components.aws.network import region_zones
 from components.aws.nodepool import EksGpuNodePool
 from components.aws.storage import AwsStorage
 from components.aws.subnets import Subnets
 from components.aws.vpc import Vpc
+from components.errors import ConfigError
+from components.kubernetes.objects import as_pulumi_error
 from components.models import AwsClusterSpec, NodePoolSpec, VolumeSpec
 from components.pool import Pool
 
@@ -44,7 +47,7 @@ class EksCluster(pulumi.ComponentResource):
         self.aws = aws.Provider(f"{name}-aws", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=self.aws)
 
-        subnets, vpc_id = self._network(name, spec, child)
+        subnets, vpc_id = self._network(name, spec, [pool.zone for _, pool in pools if pool.zone])
         node_role = self._role(f"{name}-node", "ec2.amazonaws.com", policies.NODE_POLICIES, child)
 
         if spec.adopt:
@@ -176,20 +179,31 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_provider_arn = self.oidc.arn
         self.register_outputs({"kubeconfig": self.kubeconfig, "oidcProviderArn": self.oidc_provider_arn})
 
+    def _region_zones(self, region: str, pool_zones: list[str]) -> list[str]:
+        """The region's zones for a VPC whose zones config leaves open, asked of the account at deploy
+        time: resource names carry the zones, so this invoke is synchronous."""
+        offered = aws.get_availability_zones(
+            state="available",
+            filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],  # no Local Zones
+            opts=pulumi.InvokeOptions(parent=self, provider=self.aws),
+        )
+        try:
+            return region_zones(region, list(zip(offered.names, offered.zone_ids, strict=True)), pool_zones)
+        except ConfigError as exc:
+            raise as_pulumi_error(exc) from None
+
     def _role(self, name: str, service: str, attached: tuple[str, ...], opts: pulumi.ResourceOptions) -> iam.Role:
         role = iam.Role(name, assume_role_policy=policies.assume_role_policy(service), opts=opts)
         for arn in attached:
             iam.RolePolicyAttachment(f"{name}-{policies.policy_name(arn)}", role=role.name, policy_arn=arn, opts=opts)
         return role
 
-    def _network(
-        self, name: str, spec: AwsClusterSpec, opts: pulumi.ResourceOptions
-    ) -> tuple[Subnets, pulumi.Input[str]]:
-        if spec.vpc is not None:
+    def _network(self, name: str, spec: AwsClusterSpec, pool_zones: list[str]) -> tuple[Subnets, pulumi.Input[str]]:
+        if spec.new_vpc is not None:
             vpc = Vpc(
                 f"{name}-vpc",
-                spec.vpc.cidr,
-                list(spec.availability_zones),
+                spec.new_vpc.cidr,
+                list(spec.availability_zones) or self._region_zones(spec.region, pool_zones),
                 spec.name,
                 opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}),
             )

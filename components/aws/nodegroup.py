@@ -89,7 +89,7 @@ def node_group_args(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
     return {
         "ami_type": AMI_TYPE,
         "capacity_type": _CAPACITY_TYPE[spec.capacity.type],
-        "scaling_config": {"min_size": spec.min_nodes, "max_size": spec.max_nodes, "desired_size": spec.min_nodes},
+        "scaling_config": {"min_size": spec.min_nodes, "max_size": pool.max_nodes, "desired_size": spec.min_nodes},
         "labels": dict(pool.labels),
         "taints": [{"key": t.key, "value": t.value or None, "effect": _EFFECT[t.effect]} for t in pool.taints],
         "update_config": {"max_unavailable": 1},

@@ -123,7 +123,7 @@ def node_pool_args(spec: NodePoolSpec, pool: Pool, *, cluster_location: str, zon
         "initial_node_count": initial_node_count(spec.min_nodes, single_zone=single_zone),
         # Flex-start pools are documented with total limits (gcloud --total-min-nodes / --total-max-nodes).
         "autoscaling": autoscaling(
-            spec.min_nodes, spec.max_nodes, single_zone=single_zone and not flex_start, location_policy=location_policy
+            spec.min_nodes, pool.max_nodes, single_zone=single_zone and not flex_start, location_policy=location_policy
         ),
         # Auto-upgrade cannot be turned off in a release channel. Flex-start pools are created without
         # auto-repair (gcloud --no-enable-autorepair in GKE's flex-start guide; Cluster Toolkit enforces it).

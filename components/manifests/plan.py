@@ -36,6 +36,8 @@ class JobPlan:
     shm_size: str
     env: dict[str, str]
     restart_policy: str
+    requests: dict[str, str]
+    """cpu and memory of each worker: the job's, else its share of a known machine; empty when neither."""
 
     @property
     def name(self) -> str:
@@ -87,6 +89,7 @@ def plan(
     if issues:
         raise ConfigError(issues)
     gpus = spec.gpus_per_node or pool.gpus_per_node
+    requests = worker_requests(spec, pool, fabric)
     env = {"NCCL_DEBUG": "WARN", **fabric.env, **spec.nccl_env, **spec.env}
     queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
@@ -99,10 +102,18 @@ def plan(
         fabric=fabric,
         nodes=spec.world_nodes,
         gpus_per_node=gpus,
-        shm_size=spec.shm_size or default_shm(gpus, spec.resources.memory, pool.memory_gib),
+        shm_size=spec.shm_size or default_shm(gpus, requests.get("memory"), pool.memory_gib),
         env=env,
         restart_policy=spec.restart_policy or ("Never" if spec.launcher == "indexed" else "OnFailure"),
+        requests=requests,
     )
+
+
+def worker_requests(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) -> dict[str, str]:
+    """Each worker's cpu and memory: what the job states, else its share of the pool's machine."""
+    defaults = pool.worker_requests(spec.gpus_per_node or pool.gpus_per_node, _hugepages(fabric))
+    stated = {"cpu": spec.resources.cpu, "memory": spec.resources.memory}
+    return {name: value for name in ("cpu", "memory") if (value := stated[name] or defaults.get(name))}
 
 
 def default_shm(gpus: int, memory: str | None, node_memory_gib: int | None) -> str:
@@ -177,16 +188,18 @@ def job_issues(
                 f"'{ifname}' is not an interface of this pod ({', '.join(fabric.interfaces)})",
             )
         )
-    memory = spec.resources.memory
-    if any(r.startswith("hugepages-") for r in fabric.resources) and not (memory or spec.resources.cpu):
-        node = f" ({pool.machine_type} has {pool.memory_gib} GiB)" if pool.memory_gib else ""
+    requests = worker_requests(spec, pool, fabric)
+    memory = requests.get("memory")
+    if any(r.startswith("hugepages-") for r in fabric.resources) and not requests:
         issues.append(
             Issue(
                 f"{p}resources.memory",
                 f"an {pool.fabric} worker requests huge pages, and Kubernetes then requires a memory or cpu "
-                f"request: set resources.memory{node}",
+                f"request: set resources.memory ({pool.machine_type or 'this machine'} is not in the catalog, "
+                "so it cannot be derived)",
             )
         )
+    issues += _beyond_the_machine(spec, pool, pool.worker_requests(gpus, _hugepages(fabric)), p)
     shm = spec.shm_size or default_shm(gpus, memory, pool.memory_gib)
     if (spec.elastic or spec.world_nodes > 1) and quantity.parse(shm) < quantity.parse(MIN_MULTI_NODE_SHM):
         field = "shmSize" if spec.shm_size else "resources.memory"
@@ -201,8 +214,34 @@ def job_issues(
         issues.append(
             Issue(
                 f"{p}shmSize",
-                f"{spec.shm_size} of /dev/shm does not fit in resources.memory {memory}: "
-                "shared memory counts against the worker's memory limit",
+                f"{spec.shm_size} of /dev/shm does not fit in the worker's memory ({memory}"
+                + ("" if spec.resources.memory else ", its share of the machine")
+                + "): shared memory counts against the worker's memory limit",
+            )
+        )
+    return issues
+
+
+def _hugepages(fabric: FabricProfile) -> Decimal:
+    """The huge pages a worker of this fabric requests, in bytes."""
+    return sum((quantity.parse(v) for r, v in fabric.resources.items() if r.startswith("hugepages-")), Decimal(0))
+
+
+def _beyond_the_machine(spec: TrainingJobSpec, pool: Pool, default: dict[str, str], p: str) -> list[Issue]:
+    """A stated cpu or memory no node of the pool has: the workers would never be scheduled."""
+    issues: list[Issue] = []
+    machine = {"cpu": pool.vcpus, "memory": pool.memory_gib * 2**30 if pool.memory_gib else None}
+    unit = {"cpu": "vCPUs", "memory": "GiB"}
+    for name, stated in (("cpu", spec.resources.cpu), ("memory", spec.resources.memory)):
+        has = machine[name]
+        if stated is None or has is None or quantity.parse(stated) <= has:
+            continue
+        figure = pool.vcpus if name == "cpu" else pool.memory_gib
+        issues.append(
+            Issue(
+                f"{p}resources.{name}",
+                f"{stated} is more than a {pool.machine_type} node has ({figure} {unit[name]}): ask for at most "
+                f"{default[name]} (its share less the system reserve), or drop resources.{name} to get that",
             )
         )
     return issues

@@ -45,11 +45,7 @@ def worker_template(
 ) -> dict[str, Any]:
     """The pod template of a GPU worker of the job on its pool."""
     spec = plan.spec
-    resources: dict[str, Any] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources}
-    if spec.resources.cpu:
-        resources["cpu"] = spec.resources.cpu
-    if spec.resources.memory:
-        resources["memory"] = spec.resources.memory
+    resources: dict[str, Any] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources, **plan.requests}
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": plan.shm_size}}]
     for mount in spec.volumes:

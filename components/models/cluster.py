@@ -43,9 +43,12 @@ class AwsClusterSpec(Spec):
     region: str
     """AWS region, e.g. us-east-1. Required."""
     availability_zones: list[str] = Field(default_factory=list)
-    """Zones for the new VPC's subnets (at least two). Default: none, which requires vpcId/subnetIds."""
+    """Zones of the new VPC's subnets (at least two, and every pool's zone). Default: every zone of the
+    region where EKS can run its control plane, looked up at deploy time, so that a pool in any zone
+    has subnets and the cluster's zones never change when pools do."""
     vpc: VpcSpec | None = None
-    """Create a VPC. Default: none (use vpcId and subnetIds)."""
+    """The new VPC. Default: a new VPC with cidr 10.0.0.0/16, unless `vpcId` and `subnetIds` (an
+    existing VPC) or `adopt` are set."""
     vpc_id: str | None = None
     """An existing VPC. Default: none."""
     subnet_ids: list[str] | dict[str, str] = Field(default_factory=list)
@@ -74,16 +77,28 @@ class AwsClusterSpec(Spec):
             return self
         if self.vpc is not None and (self.vpc_id or self.subnet_ids):
             raise at("vpc", "set either `vpc` (a new VPC) or `vpcId` with `subnetIds` (an existing one), not both")
-        if self.vpc is None and not (self.vpc_id and self.subnet_ids):
-            raise at("vpc", "set `vpc: {cidr: 10.0.0.0/16}` to create a VPC, or `vpcId` and `subnetIds` to use one")
-        if self.vpc is not None and len(self.availability_zones) < 2:
-            raise at("availabilityZones", "a new VPC needs at least two zones of the region (EKS requires two)")
+        if bool(self.vpc_id) != bool(self.subnet_ids):
+            missing = "subnetIds" if self.vpc_id else "vpcId"
+            raise at(missing, "an existing VPC is named by `vpcId` and its node subnets `subnetIds`: set both")
+        if self.new_vpc is not None and len(self.availability_zones) == 1:
+            raise at(
+                "availabilityZones",
+                "a new VPC needs at least two zones of the region (EKS requires two); "
+                "name another, or drop availabilityZones to use every zone of the region",
+            )
         return self
 
-    def zones(self) -> list[str] | None:
-        """The zones nodes can live in, when known offline."""
+    @property
+    def new_vpc(self) -> VpcSpec | None:
+        """The VPC this stack creates: `vpc`, or the default one when no existing network is named."""
         if self.vpc is not None:
-            return list(self.availability_zones)
+            return self.vpc
+        return None if self.adopt or self.vpc_id or self.subnet_ids else VpcSpec()
+
+    def zones(self) -> list[str] | None:
+        """The zones nodes can live in, when known offline (a new VPC's default zones are not)."""
+        if self.new_vpc is not None:
+            return list(self.availability_zones) or None
         return list(self.subnet_ids) if isinstance(self.subnet_ids, dict) else None
 
 

@@ -73,8 +73,9 @@ class NodePoolSpec(Spec):
     """GPU model, for summaries. Default: from the catalog."""
     min_nodes: int = Field(default=0, ge=0)
     """Minimum nodes. Default: 0."""
-    max_nodes: int = Field(ge=1)
-    """Maximum nodes; a job's `nodes` may not exceed it. Required."""
+    max_nodes: int | None = Field(default=None, ge=1)
+    """Maximum nodes; a job's `nodes` may not exceed it. Default: the most nodes a job of this stack
+    asks of the pool (its `nodes`, or `elastic.maxNodes`), and at least minNodes and 1."""
     zone: str | None = None
     """The zone the pool lives in. Required with EFA or a placement group. Default: none."""
     taints: list[Taint] | None = None
@@ -100,7 +101,7 @@ class NodePoolSpec(Spec):
 
     @model_validator(mode="after")
     def _sizes(self) -> NodePoolSpec:
-        if self.min_nodes > self.max_nodes:
+        if self.max_nodes is not None and self.min_nodes > self.max_nodes:
             raise at("minNodes", f"minNodes ({self.min_nodes}) is greater than maxNodes ({self.max_nodes})")
         if self.fabric in ("efa", "tcp") and self.networks:
             raise at("networks", f"`networks` attach secondary RDMA networks; a '{self.fabric}' pool takes none")

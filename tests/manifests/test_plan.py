@@ -262,10 +262,42 @@ def test_efa_job_stating_the_nodes_gpus_is_fine() -> None:
     assert job_issues(job(gpusPerNode=8, resources=EFA_RESOURCES), pool("efa")) == []
 
 
-def test_efa_job_without_memory_is_told_huge_pages_need_it() -> None:
-    issue = issue_at(job_issues(job(), pool("efa"), "jobs[0]"), "jobs[0].resources.memory")
-    assert "requests huge pages" in issue.message
-    assert "p5.48xlarge has 2048 GiB" in issue.message
+def test_a_worker_on_a_known_machine_gets_the_machine_less_the_system_reserve() -> None:
+    # p5.48xlarge: 192 vCPUs less 10 (5%), 2048 GiB less 204.8 (10%) and the 5 GiB of EFA huge pages.
+    p = plan(job(), pool("efa"))
+    assert p.requests == {"cpu": "182", "memory": "1838Gi"}
+    resources = objects(p)[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"]
+    assert resources["requests"]["memory"] == resources["limits"]["memory"] == "1838Gi"
+    assert resources["requests"]["cpu"] == "182" and resources["requests"]["hugepages-2Mi"] == "5120Mi"
+    assert p.shm_size == "64Gi", "8Gi per GPU fits in half the memory"
+
+
+def test_a_worker_with_part_of_the_gpus_gets_that_share_of_the_machine() -> None:
+    half = plan(job(gpusPerNode=4), pool("tcp", instanceType="p5.48xlarge", gpusPerNode=None))
+    assert half.requests == {"cpu": "91", "memory": "921Gi"}
+
+
+def test_a_stated_request_wins_and_the_other_is_derived() -> None:
+    p = plan(job(resources={"memory": "512Gi"}), pool("efa"))
+    assert p.requests == {"cpu": "182", "memory": "512Gi"}
+
+
+def test_a_request_larger_than_the_machine_is_refused_with_the_default() -> None:
+    issue = issue_at(job_issues(job(resources={"memory": "4Ti"}), pool("efa"), "jobs[0]"), "jobs[0].resources.memory")
+    assert "more than a p5.48xlarge node has (2048 GiB)" in issue.message
+    assert "ask for at most 1838Gi" in issue.message
+    issue = issue_at(job_issues(job(resources={"cpu": "500"}), pool("efa"), "jobs[0]"), "jobs[0].resources.cpu")
+    assert "(192 vCPUs)" in issue.message and "at most 182" in issue.message
+
+
+def test_an_unknown_machine_gets_no_requests() -> None:
+    assert plan(job(), pool("tcp")).requests == {}
+
+
+def test_efa_on_a_pool_without_machine_facts_is_told_huge_pages_need_memory() -> None:
+    bare = pool("efa").model_copy(update={"vcpus": None, "memory_gib": None})  # e.g. older exported pool data
+    issue = issue_at(job_issues(job(), bare, "jobs[0]"), "jobs[0].resources.memory")
+    assert "requests huge pages" in issue.message and "set resources.memory" in issue.message
 
 
 def test_networks_of_another_namespace() -> None:

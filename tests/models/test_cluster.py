@@ -52,9 +52,27 @@ def test_vpc_and_existing_subnets_are_exclusive() -> None:
     assert path == "cluster.vpc" and "not both" in message
 
 
-def test_neither_vpc_nor_subnets() -> None:
-    path, message = issues({k: v for k, v in AWS.items() if k != "vpc"})[0]
-    assert path == "cluster.vpc" and "vpcId" in message
+def test_with_no_network_named_the_cluster_gets_a_new_vpc_in_zones_chosen_at_deploy_time() -> None:
+    minimal = {"provider": "aws", "name": "prod", "region": "us-east-1"}
+    stack = resolve(parse_stack({"cluster": minimal, "nodePools": [P5]}))
+    cluster = stack.config.cluster
+    assert cluster.new_vpc is not None and cluster.new_vpc.cidr == "10.0.0.0/16"
+    assert cluster.zones() is None, "the region's zones are looked up at deploy time"
+    assert stack.pools["p5"].zone == "us-east-1a"
+
+
+def test_an_existing_vpc_or_an_adopted_cluster_makes_no_vpc() -> None:
+    existing = parse_stack({"cluster": {**AWS, "vpc": None, "vpcId": "vpc-1", "subnetIds": ["subnet-1"]}})
+    adopted = parse_stack(
+        {"cluster": {"provider": "aws", "name": "p", "region": "us-east-1", "adopt": True, "subnetIds": ["subnet-1"]}}
+    )
+    assert existing.cluster.new_vpc is None and adopted.cluster.new_vpc is None
+
+
+@pytest.mark.parametrize(("given", "missing"), [({"vpcId": "vpc-1"}, "subnetIds"), ({"subnetIds": ["s-1"]}, "vpcId")])
+def test_an_existing_vpc_needs_its_id_and_subnets(given: dict[str, Any], missing: str) -> None:
+    path, message = issues({"provider": "aws", "name": "prod", "region": "us-east-1", **given})[0]
+    assert path == f"cluster.{missing}" and "set both" in message
 
 
 def test_adopting_needs_the_subnets_for_node_groups() -> None:

@@ -54,6 +54,12 @@ CLOUD_CALLS: dict[str, dict[str, Any]] = {
         "name": "adopted",
     },
     "aws:ec2/getSubnet:getSubnet": {"availabilityZone": "us-east-1a", "vpcId": "vpc-existing"},
+    # us-east-1 as one account sees it: names map to ids per account, and use1-az3 takes no EKS subnets.
+    "aws:index/getAvailabilityZones:getAvailabilityZones": {
+        "names": ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"],
+        "zoneIds": ["use1-az1", "use1-az2", "use1-az4", "use1-az6", "use1-az3", "use1-az5"],
+        "id": "us-east-1",
+    },
 }
 
 

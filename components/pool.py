@@ -19,6 +19,8 @@ POOL_LABEL = "gpu-training/pool"
 """The node label that pools this stack creates carry, and that jobs select on."""
 
 Provider = Literal["aws", "gcp", "existing"]
+GPU_PRESENT_LABEL = {"nvidia.com/gpu.present": "true"}
+"""The label GPU Feature Discovery (run by the GPU Operator) puts on every node with an NVIDIA GPU."""
 SYSTEM_POOL = "system"
 """The name of the untainted pool EKS and GKE stacks make for add-ons."""
 
@@ -137,11 +139,16 @@ def resolve_pools(
     region: str | None,
     network: NetworkConfig,
     demand: Mapping[str, int] | None = None,
+    *,
+    gpu_labels: bool = False,
 ) -> tuple[dict[str, Pool], list[Issue]]:
     """Every pool resolved, and the issues that stop one from resolving.
 
     `demand` is the most nodes a job asks of each pool, which a pool without maxNodes is sized to.
+    `gpu_labels`: GPU Feature Discovery labels the nodes, so a lone pool on an existing cluster can be
+    found by GPU_PRESENT_LABEL.
     """
+    lone = gpu_labels and provider == "existing" and len(pools) == 1
     resolved: dict[str, Pool] = {}
     issues: list[Issue] = []
     for index, spec in enumerate(pools):
@@ -150,7 +157,10 @@ def resolve_pools(
             issues.append(Issue(f"{path}.name", f"pool '{spec.name}' is declared twice; pool names are unique"))
             continue
         most = spec.max_nodes or max(spec.min_nodes, (demand or {}).get(spec.name, 0), 1)
-        pool, found = _resolve(spec, provider, region, network, path, max_nodes=most)
+        found_by = spec
+        if lone and not spec.node_selector:
+            found_by = spec.model_copy(update={"node_selector": dict(GPU_PRESENT_LABEL)})
+        pool, found = _resolve(found_by, provider, region, network, path, max_nodes=most)
         issues.extend(found)
         if pool is not None:
             resolved[spec.name] = pool
@@ -335,8 +345,8 @@ def _check_provider_options(
         issues.append(
             Issue(
                 f"{path}.nodeSelector",
-                "is required on an existing cluster: the labels of this pool's nodes, "
-                "e.g. {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}",
+                "is required on an existing cluster with several pools (or without the GPU Operator): the labels "
+                "of this pool's nodes, e.g. {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}",
             )
         )
     if provider != "existing" and spec.node_selector:

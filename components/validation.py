@@ -45,7 +45,10 @@ def resolve(config: StackConfig) -> Stack:
     """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue."""
     cluster = config.cluster
     region = getattr(cluster, "region", None)
-    pools, issues = resolve_pools(config.node_pools, cluster.provider, region, config.network, _demand(config))
+    labelled = config.runs_gpu_operator
+    pools, issues = resolve_pools(
+        config.node_pools, cluster.provider, region, config.network, _demand(config), gpu_labels=labelled
+    )
     issues += _aws_zones(config)
     issues += _gke_gpu_operator(config)
     issues += _unique(config)

@@ -177,7 +177,11 @@ def test_snake_case_keys_are_accepted_too() -> None:
             "jobs[0].shmSize",
             "64Gi of /dev/shm does not fit in the worker's memory (32Gi)",
         ),
-        ({"nodePools__0__nodeSelector": {}}, "nodePools[0].nodeSelector", "is required on an existing cluster"),
+        (
+            {"nodePools__0__nodeSelector": {}, "gpuOperator": {"enabled": False}},
+            "nodePools[0].nodeSelector",
+            "is required on an existing cluster with several pools (or without the GPU Operator)",
+        ),
         (
             {"storage__volumes__0__accessMode": "ReadOnlyMany"},
             "jobs[0].volumes[0].readOnly",

@@ -29,10 +29,15 @@ SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
 
 
 def resolve(
-    provider: Provider, *specs: dict[str, Any], networks: list[dict[str, Any]] | None = None, **network: Any
+    provider: Provider,
+    *specs: dict[str, Any],
+    networks: list[dict[str, Any]] | None = None,
+    gpu_labels: bool = False,
+    **network: Any,
 ) -> tuple[dict[str, Pool], list[Issue]]:
     config = NetworkConfig.model_validate({"networks": networks or [], **network})
-    return resolve_pools([NodePoolSpec.model_validate(s) for s in specs], provider, REGION[provider], config)
+    pools = [NodePoolSpec.model_validate(s) for s in specs]
+    return resolve_pools(pools, provider, REGION[provider], config, gpu_labels=gpu_labels)
 
 
 def one(provider: Provider, spec: dict[str, Any], **kwargs: Any) -> Pool:
@@ -312,3 +317,13 @@ def test_a_pool_without_max_nodes_is_sized_to_the_most_any_job_asks_of_it() -> N
         )
     )
     assert {name: p.max_nodes for name, p in stack.pools.items()} == {"busy": 6, "idle": 3, "spare": 1}
+
+
+def test_a_lone_pool_on_an_existing_cluster_is_found_by_the_gpu_feature_discovery_label() -> None:
+    spec = {"name": "h100", "gpusPerNode": 8}
+    pools, issues = resolve("existing", spec, gpu_labels=True)
+    assert not issues and pools["h100"].node_selector == {"nvidia.com/gpu.present": "true"}
+    for pools_and_labels in (((spec, {**spec, "name": "a100"}), True), ((spec,), False)):
+        specs, labelled = pools_and_labels
+        _, issues = resolve("existing", *specs, gpu_labels=labelled)
+        assert "nodePools[0].nodeSelector" in [i.path for i in issues]

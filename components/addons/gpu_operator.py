@@ -18,8 +18,7 @@ GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 
 def enabled(stack: Stack) -> bool:
     """Whether the stack runs the GPU Operator (default: not on GKE, which brings its own driver)."""
-    spec = stack.config.gpu_operator
-    return spec.enabled if spec.enabled is not None else stack.config.cluster.provider != "gcp"
+    return stack.config.runs_gpu_operator
 
 
 def driver(stack: Stack) -> bool:

@@ -93,7 +93,9 @@ class NodePoolSpec(Spec):
     networks: list[DnsLabel] = Field(default_factory=list)
     """NetworkAttachmentDefinitions a pod on this pool attaches (infiniband / roce). Default: none."""
     node_selector: dict[str, str] = Field(default_factory=dict)
-    """Existing clusters: the labels that find this pool's nodes. Required there."""
+    """Existing clusters: the labels that find this pool's nodes. Default, when the stack has this one
+    pool and installs the GPU Operator: nvidia.com/gpu.present=true, the label its GPU Feature
+    Discovery puts on every GPU node; required otherwise."""
     disk_size_gb: int = Field(default=500, ge=20)
     """Root disk size in GiB. Default: 500."""
     gpu_driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"

@@ -51,3 +51,10 @@ class StackConfig(Spec):
     def config_keys(cls) -> tuple[str, ...]:
         """The config keys a stack file may set, camelCase."""
         return tuple(field.alias or name for name, field in cls.model_fields.items())
+
+    @property
+    def runs_gpu_operator(self) -> bool:
+        """Whether the stack installs the GPU Operator: as `gpuOperator.enabled` says, else everywhere
+        but GKE, whose GPU pools come with GKE's own driver and device plugin."""
+        enabled = self.gpu_operator.enabled
+        return enabled if enabled is not None else self.cluster.provider != "gcp"

@@ -58,6 +58,10 @@ class MachineType:
     """AWS: EFA supports GPUDirect RDMA (FI_EFA_USE_DEVICE_RDMA=1); p4d and newer P instances."""
     accelerator_type: str | None = None
     """GCP: guest accelerator type, e.g. "nvidia-h100-80gb"."""
+    local_disks: int = 0
+    """Local NVMe (AWS instance store) or local SSD (GCP) disks the machine comes with."""
+    local_disk_gb: int = 0
+    """Size of each local disk, in GB."""
 
     def __post_init__(self) -> None:
         """Reject figures no real machine type can have."""

@@ -70,6 +70,15 @@ class Pool(Spec):
     """GCP guest accelerator type, e.g. nvidia-h100-80gb."""
     max_nodes: int = Field(ge=1)
     """Most nodes the pool scales to."""
+    min_nodes: int = Field(default=0, ge=0)
+    """Nodes the pool keeps, whether or not pods need them."""
+    provisioner: Literal["karpenter", "nodegroup", "gke"] | None = None
+    """What makes the pool's nodes: Karpenter or a managed node group (EKS), GKE's node pool; none on
+    an existing cluster."""
+    local_storage: bool = False
+    """The machine's local NVMe / SSD disks hold the container runtime and pods' ephemeral storage."""
+    capacity: Literal["on-demand", "spot", "reservation", "capacity-block", "flex-start"] = "on-demand"
+    """How the nodes are bought."""
     vcpus: int | None = None
     """vCPUs per node, when known."""
     memory_gib: int | None = None
@@ -115,10 +124,23 @@ class Pool(Spec):
         return [n for n in self.networks if n.namespace == namespace]
 
     def summary(self) -> str:
-        """One line naming the pool, its type, GPUs and fabric."""
+        """One line naming the pool, its type, GPUs, fabric and how it scales."""
         kind = f"{self.machine_type}, " if self.machine_type else ""
         model = f" {self.gpu_model}" if self.gpu_model else ""
-        return f"{self.name} ({kind}{self.gpus_per_node}x{model} GPU, {self.fabric}, up to {self.max_nodes} nodes)"
+        return f"{self.name} ({kind}{self.gpus_per_node}x{model} GPU, {self.fabric}, {self.scaling()})"
+
+    def scaling(self) -> str:
+        """How the pool's node count changes, in words."""
+        size = f"{self.min_nodes}-{self.max_nodes} nodes"
+        if self.provisioner == "karpenter":
+            return f"{size} by Karpenter"
+        if self.provisioner == "nodegroup":
+            if self.min_nodes == self.max_nodes:
+                return f"{self.max_nodes} nodes, fixed node group"
+            return f"{size}, node group + Cluster Autoscaler"
+        if self.provisioner == "gke":
+            return f"{size}, GKE autoscaler"
+        return f"up to {self.max_nodes} nodes"
 
 
 def _cores(cpu: Decimal) -> str:
@@ -191,10 +213,16 @@ def _resolve(
         issues.append(Issue(f"{path}.zone", f"zone '{zone}' is not in the cluster's region '{region}'"))
 
     fabric = spec.fabric or ("efa" if machine is not None and machine.has_efa else "tcp")
+    provisioner = {"aws": spec.provisioner or ("karpenter" if spec.min_nodes == 0 else "nodegroup"), "gcp": "gke"}.get(
+        provider
+    )
+    local_disks = bool(machine and machine.local_disks) and provider != "existing"
+    local_storage = (spec.local_storage or ("raid0" if local_disks else "none")) == "raid0"
     placement = spec.placement or _default_placement(provider, zone, spec.capacity.type)
     issues.extend(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
+    issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
 
     pod_networks = _pod_networks(spec, network, fabric, path, issues)
     rdma_resource = (
@@ -221,6 +249,10 @@ def _resolve(
         gpu_model=spec.gpu_model or (machine.gpu_model if machine else None),
         accelerator_type=spec.accelerator_type or (machine.accelerator_type if machine else None),
         max_nodes=max_nodes,
+        min_nodes=spec.min_nodes,
+        provisioner=provisioner,  # type: ignore[arg-type]
+        local_storage=local_storage,
+        capacity=spec.capacity.type,
         vcpus=machine.vcpus if machine else None,
         memory_gib=machine.memory_gib if machine else None,
         zone=zone,
@@ -356,6 +388,53 @@ def _check_provider_options(
                 f"is for existing clusters; this stack labels its pools {POOL_LABEL}={spec.name}",
             )
         )
+    return issues
+
+
+def _check_scaling(
+    spec: NodePoolSpec,
+    provider: Provider,
+    provisioner: str | None,
+    machine: catalog.MachineType | None,
+    path: str,
+) -> list[Issue]:
+    """How the pool scales and what its disks hold fit the provider, its capacity and its machine."""
+    issues: list[Issue] = []
+    if spec.provisioner is not None and provider != "aws":
+        issues.append(
+            Issue(
+                f"{path}.provisioner",
+                "chooses how EKS makes a pool's nodes; "
+                + (
+                    "GKE pools scale with GKE's autoscaler"
+                    if provider == "gcp"
+                    else "an existing cluster's nodes are not made here"
+                ),
+            )
+        )
+    if provisioner == "karpenter" and spec.min_nodes > 0:
+        issues.append(
+            Issue(
+                f"{path}.minNodes",
+                "Karpenter makes nodes when pods need them and keeps none warm: set minNodes: 0, "
+                "or provisioner: nodegroup to keep minNodes nodes running",
+            )
+        )
+    if spec.capacity.type == "capacity-block" and spec.min_nodes > 0:
+        issues.append(
+            Issue(
+                f"{path}.minNodes",
+                "a Capacity Block's instances exist only while the block is active, so its pool starts empty: "
+                "set minNodes: 0 (nodes come when jobs ask for them)",
+            )
+        )
+    if spec.local_storage == "raid0" and not (machine and machine.local_disks):
+        name = spec.instance_type or spec.machine_type or "this machine"
+        issues.append(
+            Issue(f"{path}.localStorage", f"{name} has no local disks in the catalog: set localStorage: none")
+        )
+    if spec.local_storage is not None and provider == "existing":
+        issues.append(Issue(f"{path}.localStorage", "applies to pools this stack creates, not an existing cluster's"))
     return issues
 
 

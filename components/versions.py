@@ -82,6 +82,9 @@ NFS_CSI_DRIVER = Chart(
     "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
     "kubernetes-csi/csi-driver-nfs charts/v4.13.4/csi-driver-nfs",
 )
+KARPENTER = Chart(
+    "oci://public.ecr.aws/karpenter/karpenter", "1.14.1", None, "aws/karpenter-provider-aws charts/karpenter"
+)
 
 TRAINING_OPERATOR = Remote(
     "kustomize",
@@ -131,5 +134,6 @@ CHARTS = {
     "aws-efs-csi-driver": EFS_CSI_DRIVER,
     "aws-fsx-csi-driver": FSX_CSI_DRIVER,
     "csi-driver-nfs": NFS_CSI_DRIVER,
+    "karpenter": KARPENTER,
 }
 """Every chart, by the name its values are checked under."""

@@ -75,9 +75,10 @@ def test_the_minimal_aws_stack_gets_a_vpc_in_the_regions_eks_zones_and_a_pool_si
     assert zones == sorted(2 * ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"])
     (invoke,) = [c for c in pulumi_mocks.recording.calls if c.token.endswith("getAvailabilityZones")]
     assert invoke.args["state"] == "available"
-    groups = {g.inputs["nodeGroupName"]: g for g in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
-    assert groups["train-p5"].inputs["scalingConfig"]["maxSize"] == 2, "the pool is sized to its job"
-    assert groups["train-p5"].inputs["subnetIds"] == ["train-vpc-private-us-east-1a-id"]
+    (pool,) = pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": 16}, "the pool is sized to its job: 2 nodes"
+    requirements = {r["key"]: r["values"] for r in pool.inputs["spec"]["template"]["spec"]["requirements"]}
+    assert requirements["topology.kubernetes.io/zone"] == ["us-east-1a"]
     (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
     container = job.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
     assert container["resources"]["requests"]["memory"] == "1838Gi" and container["resources"]["limits"]["cpu"] == "182"

@@ -327,3 +327,40 @@ def test_a_lone_pool_on_an_existing_cluster_is_found_by_the_gpu_feature_discover
         specs, labelled = pools_and_labels
         _, issues = resolve("existing", *specs, gpu_labels=labelled)
         assert "nodePools[0].nodeSelector" in [i.path for i in issues]
+
+
+def test_an_eks_pool_that_scales_from_zero_is_karpenters_and_one_with_warm_nodes_a_node_groups() -> None:
+    assert one("aws", P5).provisioner == "karpenter"
+    assert one("aws", {**P5, "minNodes": 2}).provisioner == "nodegroup"
+    assert one("aws", {**P5, "provisioner": "nodegroup"}).provisioner == "nodegroup"
+    assert one("gcp", A3).provisioner == "gke" and one("existing", EXISTING).provisioner is None
+
+
+@pytest.mark.parametrize(
+    ("provider", "spec", "path", "words"),
+    [
+        ("aws", {**P5, "provisioner": "karpenter", "minNodes": 2}, "minNodes", "keeps none warm"),
+        ("gcp", {**A3, "provisioner": "karpenter"}, "provisioner", "GKE pools scale with GKE's autoscaler"),
+        ("existing", {**EXISTING, "provisioner": "nodegroup"}, "provisioner", "nodes are not made here"),
+        (
+            "aws",
+            {**P5, "minNodes": 1, "capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"}},
+            "minNodes",
+            "starts empty",
+        ),
+        ("aws", {**P5, "instanceType": "g6e.48xlarge", "localStorage": "raid0"}, "localStorage", None),
+        ("existing", {**EXISTING, "localStorage": "none"}, "localStorage", "not an existing cluster's"),
+    ],
+)
+def test_scaling_mistakes_name_the_key(provider: Provider, spec: dict[str, Any], path: str, words: str | None) -> None:
+    _, issues = resolve(provider, spec)
+    issue = issue_at(issues, f"nodePools[0].{path}")
+    assert words is None or words in issue.message
+
+
+def test_the_summary_says_how_each_pool_scales() -> None:
+    assert "0-4 nodes by Karpenter" in one("aws", P5).summary()
+    assert "2-4 nodes, node group + Cluster Autoscaler" in one("aws", {**P5, "minNodes": 2}).summary()
+    assert "4 nodes, fixed node group" in one("aws", {**P5, "minNodes": 4}).summary()
+    assert "0-4 nodes, GKE autoscaler" in one("gcp", A3).summary()
+    assert "up to 4 nodes" in one("existing", EXISTING).summary()

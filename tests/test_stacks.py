@@ -88,6 +88,10 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
         if r.type in ("aws:eks/nodeGroup:NodeGroup", "gcp:container/nodePool:NodePool")
     ]
     cloud = rendered.stack.config.cluster.provider
-    assert len(node_pools) == (0 if cloud == "existing" else len(rendered.stack.pools) + 1), (
-        "GPU pools and the system pool"
+    grouped = [p for p in rendered.stack.pools.values() if p.provisioner != "karpenter"]
+    assert len(node_pools) == (0 if cloud == "existing" else len(grouped) + 1), (
+        "GPU pools (those Karpenter does not provision) and the system pool"
     )
+    karpenter = [p.name for p in rendered.stack.pools.values() if p.provisioner == "karpenter"]
+    node_classes = [r.inputs["metadata"]["name"] for r in pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool")]
+    assert sorted(node_classes) == sorted(karpenter), "a Karpenter NodePool for each of its pools"

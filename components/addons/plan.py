@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.addons import gpu_operator, network, operators, scheduler, storage
+from components.addons import gpu_operator, karpenter, network, operators, scheduler, storage
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
 from components.validation import Stack
@@ -19,6 +19,8 @@ _GROUP_OWNERS = {
     "batch.volcano.sh": scheduler.VOLCANO_NAME,
     "kueue.x-k8s.io": scheduler.KUEUE_NAME,
     "nvidia.com": gpu_operator.NAME,
+    "karpenter.sh": karpenter.NAME,
+    "karpenter.k8s.aws": karpenter.NAME,
 }
 _KIND_OWNERS = {
     ("kubeflow.org/v1", "PyTorchJob"): operators.TRAINING_NAME,
@@ -52,6 +54,7 @@ class AddonPlan:
 def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
     """What the stack installs: the GPU Operator, networking, operators, scheduler and CSI drivers."""
     releases = [
+        karpenter.release(stack),
         gpu_operator.release(stack) if gpu_operator.enabled(stack) else None,
         network.network_operator(stack),
         network.sriov_operator(stack),
@@ -68,7 +71,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         operators.training_operator(stack),
         operators.mpi_operator(stack),
     ]
-    objects: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = karpenter.objects(stack)
     policy = network.nic_cluster_policy(stack)
     if policy is not None:
         objects.append(policy)

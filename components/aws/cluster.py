@@ -7,7 +7,9 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 from pulumi_aws import eks, iam
 
+from components.addons import karpenter as karpenter_names
 from components.aws import iam as policies
+from components.aws.karpenter import KarpenterAws
 from components.aws.kubeconfig import kubeconfig
 from components.aws.network import region_zones
 from components.aws.nodepool import EksGpuNodePool
@@ -135,6 +137,24 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.system_node_group])),
         )
 
+        self.karpenter: KarpenterAws | None = None
+        if any(pool.provisioner == "karpenter" for _, pool in pools):
+            self.karpenter = KarpenterAws(
+                f"{name}-karpenter",
+                cluster=spec.name,
+                region=spec.region,
+                cluster_name=cluster_name,
+                opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}),
+            )
+            # Karpenter's node classes find the cluster's security group by this tag.
+            aws.ec2.Tag(
+                f"{name}-karpenter-discovery",
+                resource_id=cluster_sg,
+                key=karpenter_names.DISCOVERY_TAG,
+                value=spec.name,
+                opts=child,
+            )
+
         self.node_pools: dict[str, pulumi.Resource] = {}
         for pool_spec, pool in pools:
             self.node_pools[pool.name] = EksGpuNodePool(
@@ -146,8 +166,11 @@ class EksCluster(pulumi.ComponentResource):
                 subnet_ids=subnets.for_zone(pool.zone),
                 vpc_id=vpc_id,
                 cluster_security_group_id=cluster_sg,
+                cluster=spec.name,
                 opts=pulumi.ResourceOptions(
-                    parent=self, providers={"aws": self.aws}, depends_on=[self.system_node_group]
+                    parent=self,
+                    providers={"aws": self.aws},
+                    depends_on=[self.system_node_group, *([self.karpenter] if self.karpenter else [])],
                 ),
             )
 

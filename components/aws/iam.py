@@ -53,3 +53,217 @@ def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, servi
             ],
         }
     )
+
+
+def partition_of(region: str) -> str:
+    """The ARN partition of a region: aws, aws-cn or aws-us-gov."""
+    if region.startswith("cn-"):
+        return "aws-cn"
+    return "aws-us-gov" if region.startswith("us-gov-") else "aws"
+
+
+def pod_identity_trust_policy() -> str:
+    """A trust policy letting EKS Pod Identity hand the role to the service account it is associated with."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "pods.eks.amazonaws.com"},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ],
+        }
+    )
+
+
+def event_queue_policy(queue_arn: str) -> str:
+    """A queue policy letting EventBridge (and SQS itself) deliver events to the queue, over TLS only."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "EventBridgeDelivers",
+                    "Effect": "Allow",
+                    "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                    "Action": "sqs:SendMessage",
+                    "Resource": queue_arn,
+                },
+                {
+                    "Sid": "DenyHTTP",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "sqs:*",
+                    "Resource": queue_arn,
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                },
+            ],
+        }
+    )
+
+
+def karpenter_controller_policy(cluster: str, region: str, queue_arn: str, node_role_arn: str) -> str:
+    """What Karpenter's controller may do, scoped as Karpenter's own CloudFormation template scopes it
+    (aws/karpenter-provider-aws v1.14.1, website getting-started cloudformation.yaml):
+    it launches, tags and terminates only instances and launch templates tagged for this cluster and
+    one of its NodePools, passes only the node role, and reads only its own queue."""
+    partition = partition_of(region)
+    ec2 = f"arn:{partition}:ec2:{region}"
+    owned = {f"aws:RequestTag/kubernetes.io/cluster/{cluster}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster}
+    tagged = {f"aws:ResourceTag/kubernetes.io/cluster/{cluster}": "owned"}
+    nodepool_request = {"aws:RequestTag/karpenter.sh/nodepool": "*"}
+    nodepool_resource = {"aws:ResourceTag/karpenter.sh/nodepool": "*"}
+    profiles = f"arn:{partition}:iam::*:instance-profile/*"
+    profile_resource = {
+        f"aws:ResourceTag/kubernetes.io/cluster/{cluster}": "owned",
+        "aws:ResourceTag/topology.kubernetes.io/region": region,
+    }
+    profile_request = {**owned, "aws:RequestTag/topology.kubernetes.io/region": region}
+    nodeclass_resource = {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"}
+    nodeclass_request = {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}
+    launched = [
+        f"{ec2}:*:{kind}/*"
+        for kind in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")
+    ]
+    statements = [
+        {
+            "Sid": "AllowScopedEC2InstanceAccessActions",
+            "Effect": "Allow",
+            "Resource": [
+                f"{ec2}::image/*",
+                f"{ec2}::snapshot/*",
+                f"{ec2}:*:security-group/*",
+                f"{ec2}:*:subnet/*",
+                f"{ec2}:*:capacity-reservation/*",
+                f"{ec2}:*:placement-group/*",
+            ],
+            "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+        },
+        {
+            "Sid": "AllowScopedEC2LaunchTemplateAccessActions",
+            "Effect": "Allow",
+            "Resource": f"{ec2}:*:launch-template/*",
+            "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+            "Condition": {"StringEquals": tagged, "StringLike": nodepool_resource},
+        },
+        {
+            "Sid": "AllowScopedEC2InstanceActionsWithTags",
+            "Effect": "Allow",
+            "Resource": launched,
+            "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+            "Condition": {"StringEquals": owned, "StringLike": nodepool_request},
+        },
+        {
+            "Sid": "AllowScopedResourceCreationTagging",
+            "Effect": "Allow",
+            "Resource": launched,
+            "Action": "ec2:CreateTags",
+            "Condition": {
+                "StringEquals": {**owned, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
+                "StringLike": nodepool_request,
+            },
+        },
+        {
+            "Sid": "AllowScopedResourceTagging",
+            "Effect": "Allow",
+            "Resource": f"{ec2}:*:instance/*",
+            "Action": "ec2:CreateTags",
+            "Condition": {
+                "StringEquals": tagged,
+                "StringLike": nodepool_resource,
+                "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster},
+                "ForAllValues:StringEquals": {
+                    "aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]
+                },
+            },
+        },
+        {
+            "Sid": "AllowScopedDeletion",
+            "Effect": "Allow",
+            "Resource": [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
+            "Action": ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+            "Condition": {"StringEquals": tagged, "StringLike": nodepool_resource},
+        },
+        {
+            "Sid": "AllowRegionalReadActions",
+            "Effect": "Allow",
+            "Resource": "*",
+            "Action": [
+                "ec2:DescribeCapacityReservations",
+                "ec2:DescribeImages",
+                "ec2:DescribeInstances",
+                "ec2:DescribeInstanceStatus",
+                "ec2:DescribeInstanceTypeOfferings",
+                "ec2:DescribeInstanceTypes",
+                "ec2:DescribeLaunchTemplates",
+                "ec2:DescribePlacementGroups",
+                "ec2:DescribeSecurityGroups",
+                "ec2:DescribeSpotPriceHistory",
+                "ec2:DescribeSubnets",
+            ],
+            "Condition": {"StringEquals": {"aws:RequestedRegion": region}},
+        },
+        {
+            "Sid": "AllowSSMReadActions",
+            "Effect": "Allow",
+            "Resource": f"arn:{partition}:ssm:{region}::parameter/aws/service/*",
+            "Action": "ssm:GetParameter",
+        },
+        {"Sid": "AllowPricingReadActions", "Effect": "Allow", "Resource": "*", "Action": "pricing:GetProducts"},
+        {
+            "Sid": "AllowInterruptionQueueActions",
+            "Effect": "Allow",
+            "Resource": queue_arn,
+            "Action": ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
+        },
+        {
+            "Sid": "AllowPassingInstanceRole",
+            "Effect": "Allow",
+            "Resource": node_role_arn,
+            "Action": "iam:PassRole",
+            "Condition": {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}},
+        },
+        {
+            "Sid": "AllowScopedInstanceProfileCreationActions",
+            "Effect": "Allow",
+            "Resource": profiles,
+            "Action": "iam:CreateInstanceProfile",
+            "Condition": {"StringEquals": profile_request, "StringLike": nodeclass_request},
+        },
+        {
+            "Sid": "AllowScopedInstanceProfileTagActions",
+            "Effect": "Allow",
+            "Resource": profiles,
+            "Action": "iam:TagInstanceProfile",
+            "Condition": {
+                "StringEquals": {**profile_resource, **profile_request},
+                "StringLike": {**nodeclass_resource, **nodeclass_request},
+            },
+        },
+        {
+            "Sid": "AllowScopedInstanceProfileActions",
+            "Effect": "Allow",
+            "Resource": profiles,
+            "Action": [
+                "iam:AddRoleToInstanceProfile",
+                "iam:RemoveRoleFromInstanceProfile",
+                "iam:DeleteInstanceProfile",
+            ],
+            "Condition": {"StringEquals": profile_resource, "StringLike": nodeclass_resource},
+        },
+        {
+            "Sid": "AllowInstanceProfileReadActions",
+            "Effect": "Allow",
+            "Resource": "*",
+            "Action": ["iam:GetInstanceProfile", "iam:ListInstanceProfiles"],
+        },
+        {
+            "Sid": "AllowAPIServerEndpointDiscovery",
+            "Effect": "Allow",
+            "Resource": f"arn:{partition}:eks:{region}:*:cluster/{cluster}",
+            "Action": "eks:DescribeCluster",
+        },
+    ]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})

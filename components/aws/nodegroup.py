@@ -9,8 +9,11 @@ p5.48xlarge uses one VPC address for its 32 EFA devices.
 
 from __future__ import annotations
 
+import base64
+from datetime import datetime, timedelta
 from typing import Any
 
+from components.fabric import profile
 from components.models import NodePoolSpec
 from components.pool import Pool
 
@@ -25,14 +28,17 @@ _CAPACITY_TYPE = {
 }
 
 
+def efa_layout(pool: Pool, network_cards: int) -> list[tuple[int, int, str]]:
+    """(network card, device index, interface type) of each interface: one EFA device per network
+    card, behind an ENA primary interface on card 0."""
+    layout = [(0, 0, "interface"), (0, 1, "efa-only")]
+    layout += [(card, 0, "efa-only") for card in range(1, network_cards)]
+    return layout[: pool.efa_interfaces + 1]
+
+
 def network_interfaces(pool: Pool, network_cards: int, security_groups: list[Any]) -> list[dict[str, Any]]:
-    """One EFA device per network card, behind an ENA primary interface on card 0."""
-    interfaces: list[dict[str, Any]] = [
-        _interface(0, 0, "interface", security_groups),
-        _interface(0, 1, "efa-only", security_groups),
-    ]
-    interfaces += [_interface(card, 0, "efa-only", security_groups) for card in range(1, network_cards)]
-    return interfaces[: pool.efa_interfaces + 1]
+    """The launch template's interfaces in the EFA layout, each in the pool's security groups."""
+    return [_interface(card, device, kind, security_groups) for card, device, kind in efa_layout(pool, network_cards)]
 
 
 def _interface(card: int, device: int, kind: str, security_groups: list[Any]) -> dict[str, Any]:
@@ -70,6 +76,8 @@ def launch_template_args(
         "metadata_options": {"http_tokens": "required", "http_put_response_hop_limit": 2, "http_endpoint": "enabled"},
         "update_default_version": True,
     }
+    if pool.local_storage:
+        args["user_data"] = base64.b64encode(LOCAL_STORAGE_USER_DATA.encode()).decode()
     if pool.fabric == "efa":
         args["network_interfaces"] = network_interfaces(pool, network_cards, security_groups or [])
     if placement_group is not None:
@@ -85,12 +93,68 @@ def launch_template_args(
 
 
 def node_group_args(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
-    """The managed node group: the accelerated AMI, capacity type, size, labels and taints."""
+    """The managed node group: the accelerated AMI, capacity type, size, labels and taints.
+
+    The desired size is where the group starts; after that the Cluster Autoscaler owns it (the
+    component ignores later changes to it, so `pulumi up` never scales a pool back down). A pool on
+    reserved capacity updates with the MINIMAL strategy: old nodes go before new ones come, because
+    a consumed reservation has no spare instance for the default surge.
+    """
+    reserved = spec.capacity.type in ("reservation", "capacity-block")
     return {
         "ami_type": AMI_TYPE,
         "capacity_type": _CAPACITY_TYPE[spec.capacity.type],
         "scaling_config": {"min_size": spec.min_nodes, "max_size": pool.max_nodes, "desired_size": spec.min_nodes},
         "labels": dict(pool.labels),
         "taints": [{"key": t.key, "value": t.value or None, "effect": _EFFECT[t.effect]} for t in pool.taints],
-        "update_config": {"max_unavailable": 1},
+        "update_config": {"max_unavailable": 1, **({"update_strategy": "MINIMAL"} if reserved else {})},
     }
+
+
+AUTOSCALER_TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
+"""The prefix of the ASG tags that tell the Cluster Autoscaler what a node of an empty group would have."""
+
+
+def node_template_tags(pool: Pool) -> dict[str, str]:
+    """The ASG tags that let the Cluster Autoscaler scale the pool up from zero: the GPUs and the
+    fabric's devices a node offers (which it cannot learn from an empty group), its labels and taints."""
+    fabric = profile(pool, "default")
+    tags = {f"{AUTOSCALER_TEMPLATE}/resources/nvidia.com/gpu": str(pool.gpus_per_node)}
+    for resource, amount in fabric.resources.items():
+        tags[f"{AUTOSCALER_TEMPLATE}/resources/{resource}"] = str(amount)
+    for key, value in pool.labels.items():
+        tags[f"{AUTOSCALER_TEMPLATE}/label/{key}"] = value
+    for taint in pool.taints:
+        tags[f"{AUTOSCALER_TEMPLATE}/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
+    return tags
+
+
+CAPACITY_BLOCK_DRAIN = timedelta(hours=1)
+"""How long before a Capacity Block ends its node group is scaled to zero: EC2 starts reclaiming the
+instances 30 minutes before the end, so pods get the other 30 minutes to drain and checkpoint."""
+
+
+def capacity_block_scale_down(spec: NodePoolSpec) -> datetime | None:
+    """When a Capacity Block pool's node group goes to zero, if its block's end is known."""
+    end = spec.capacity.end_time
+    return None if end is None else end - CAPACITY_BLOCK_DRAIN
+
+
+LOCAL_STORAGE_USER_DATA = """MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="//"
+
+--//
+Content-Type: application/node.eks.aws
+
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  instance:
+    localStorage:
+      strategy: RAID0
+
+--//--
+"""
+"""nodeadm's NodeConfig (AL2023) putting the instance-store NVMe disks in one RAID0 array that holds
+containerd's and the kubelet's state, so images and pods' ephemeral storage live on local NVMe. EKS
+merges it with the node group's own bootstrap configuration."""

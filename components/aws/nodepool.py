@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pulumi
-from pulumi_aws import ec2, eks
+from pulumi_aws import autoscaling, ec2, eks
 
 from components import catalog
-from components.aws.nodegroup import launch_template_args, node_group_args
+from components.addons.karpenter import EFA_GROUP_TAG, placement_group_name
+from components.aws.nodegroup import (
+    AUTOSCALER_TEMPLATE,
+    capacity_block_scale_down,
+    launch_template_args,
+    node_group_args,
+    node_template_tags,
+)
 from components.models import NodePoolSpec
 from components.pool import Pool
 
@@ -30,15 +39,25 @@ class EksGpuNodePool(pulumi.ComponentResource):
         subnet_ids: pulumi.Input[list[str]],
         vpc_id: pulumi.Input[str],
         cluster_security_group_id: pulumi.Input[str],
+        cluster: str,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """Create the pool's launch template and node group (and its EFA security group and placement group)."""
+        """Create the pool's EFA security group and placement group, and, unless Karpenter makes its
+        nodes, its launch template and node group."""
         super().__init__(TOKEN, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
+        karpenter = pool.provisioner == "karpenter"
 
         self.placement_group: ec2.PlacementGroup | None = None
         if pool.placement == "cluster":
-            self.placement_group = ec2.PlacementGroup(name, strategy="cluster", tags={"Name": name}, opts=child)
+            self.placement_group = ec2.PlacementGroup(
+                name,
+                # Karpenter's node class names its placement group; a node group's takes it by reference.
+                name=placement_group_name(cluster, pool.name) if karpenter else None,
+                strategy="cluster",
+                tags={"Name": name},
+                opts=child,
+            )
 
         security_groups: list[pulumi.Input[str]] = [cluster_security_group_id]
         self.efa_security_group: ec2.SecurityGroup | None = None
@@ -61,10 +80,17 @@ class EksGpuNodePool(pulumi.ComponentResource):
                         "description": "everything else",
                     },
                 ],
-                tags={"Name": f"{name}-efa"},
+                tags={"Name": f"{name}-efa", EFA_GROUP_TAG: f"{cluster}-{pool.name}"},
                 opts=child,
             )
             security_groups.append(self.efa_security_group.id)
+
+        self.launch_template: ec2.LaunchTemplate | None = None
+        self.node_group: eks.NodeGroup | None = None
+        if karpenter:
+            self.node_group_name = pulumi.Output.from_input("")
+            self.register_outputs({})
+            return
 
         machine = catalog.lookup("aws", pool.machine_type) if pool.machine_type else None
         self.launch_template = ec2.LaunchTemplate(
@@ -87,7 +113,29 @@ class EksGpuNodePool(pulumi.ComponentResource):
             subnet_ids=subnet_ids,
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
             **node_group_args(spec, pool),
-            opts=child,
+            # The Cluster Autoscaler owns the size between minNodes and maxNodes from here on.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
         )
+        group = self.node_group.resources.apply(lambda found: found[0].autoscaling_groups[0].name)
+        if pool.min_nodes < pool.max_nodes:
+            for key, value in node_template_tags(pool).items():
+                autoscaling.Tag(
+                    f"{name}-{key.removeprefix(AUTOSCALER_TEMPLATE + '/').replace('/', '-')}",
+                    autoscaling_group_name=group,
+                    tag={"key": key, "value": value, "propagate_at_launch": False},
+                    opts=child,
+                )
+        scale_down = capacity_block_scale_down(spec)
+        if scale_down is not None:
+            autoscaling.Schedule(
+                f"{name}-capacity-block-end",
+                autoscaling_group_name=group,
+                scheduled_action_name=f"{name}-capacity-block-end",
+                start_time=scale_down.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                min_size=0,
+                max_size=0,
+                desired_capacity=0,
+                opts=child,
+            )
         self.node_group_name = self.node_group.node_group_name
         self.register_outputs({"nodeGroupName": self.node_group_name})

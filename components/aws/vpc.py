@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 from pulumi_aws import ec2
 
+from components.addons.karpenter import DISCOVERY_TAG
 from components.aws.network import subnet_layout
 
 TOKEN = "gpu-training:index:Vpc"
@@ -73,7 +74,12 @@ class Vpc(pulumi.ComponentResource):
                 vpc_id=vpc.id,
                 cidr_block=layout.private,
                 availability_zone=layout.zone,
-                tags={**shared, "Name": f"{name}-private-{layout.zone}", "kubernetes.io/role/internal-elb": "1"},
+                tags={
+                    **shared,
+                    "Name": f"{name}-private-{layout.zone}",
+                    "kubernetes.io/role/internal-elb": "1",
+                    DISCOVERY_TAG: cluster,  # Karpenter's node classes find the node subnets by it
+                },
                 opts=child,
             )
             ec2.RouteTableAssociation(

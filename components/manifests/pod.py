@@ -12,6 +12,7 @@ from components.pool import POOL_LABEL
 GPU_RESOURCE = "nvidia.com/gpu"
 SHM_VOLUME = "dshm"
 DEEPSPEED_VOLUME = "deepspeed-config"
+SCRATCH_VOLUME = "scratch"
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 LAUNCHER_REQUESTS = {"cpu": "1", "memory": "2Gi"}
 
@@ -61,6 +62,12 @@ def worker_template(
     if spec.deepspeed is not None:
         mounts.append({"name": DEEPSPEED_VOLUME, "mountPath": spec.deepspeed.mount_path, "readOnly": True})
         volumes.append({"name": DEEPSPEED_VOLUME, "configMap": {"name": deepspeed_configmap_name(plan)}})
+    if spec.scratch is not None:
+        # Requested as ephemeral storage, so the scheduler places the pod where the disks have room and
+        # the kubelet evicts a pod that writes past it rather than fill the node's disk.
+        resources["ephemeral-storage"] = spec.scratch.size
+        mounts.append({"name": SCRATCH_VOLUME, "mountPath": spec.scratch.mount_path})
+        volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {"sizeLimit": spec.scratch.size}})
 
     body: dict[str, Any] = {"name": container, "image": spec.image}
     if command is not None:

@@ -8,6 +8,7 @@ from components.models.job import (
     JobSchedulerSpec,
     Launcher,
     ResourcesSpec,
+    ScratchSpec,
     TrainingJobSpec,
     VolumeMountSpec,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "RdmaSpec",
     "ResourcesSpec",
     "SchedulerSpec",
+    "ScratchSpec",
     "Spec",
     "StackConfig",
     "StorageConfig",

@@ -63,6 +63,16 @@ class VolumeMountSpec(Spec):
     """Mount only this path inside the volume. Default: the whole volume."""
 
 
+class ScratchSpec(Spec):
+    """Node-local scratch space: an emptyDir on the node's disks (its local NVMe / SSD RAID0 where
+    the pool has one), gone with the pod."""
+
+    size: Quantity
+    """How much each worker may write, e.g. 500Gi; requested as ephemeral storage. Required."""
+    mount_path: str = Field(default="/scratch", pattern=r"^/")
+    """Where it is mounted. Default: /scratch."""
+
+
 class DeepSpeedSpec(Spec):
     """A DeepSpeed config, shipped as a ConfigMap and passed as --deepspeed_config."""
 
@@ -107,6 +117,8 @@ class TrainingJobSpec(Spec):
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: list[VolumeMountSpec] = Field(default_factory=list)
     """Claims to mount. Default: none."""
+    scratch: ScratchSpec | None = None
+    """Node-local scratch space for each worker. Default: none."""
     env: dict[str, EnvValue] = Field(default_factory=dict)
     """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
     nccl: dict[str, EnvValue] = Field(default_factory=dict)
@@ -152,6 +164,8 @@ class TrainingJobSpec(Spec):
         mounts = [v.mount_path for v in self.volumes]
         if self.deepspeed is not None:
             mounts.append(self.deepspeed.mount_path)
+        if self.scratch is not None:
+            mounts.append(self.scratch.mount_path)
         for path in mounts:
             if mounts.count(path) > 1:
                 raise at("volumes", f"two volumes are mounted at {path}")

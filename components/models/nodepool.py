@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AwareDatetime, Field, model_validator
 
 from components.models.base import DnsLabel, Spec, at
 
@@ -41,6 +41,10 @@ class CapacitySpec(Spec):
     reservation_id: str | None = None
     """The reservation (ODCR id, Capacity Block id, or GCP reservation name). Required for
     reservation and capacity-block; not allowed otherwise. Default: none."""
+    end_time: AwareDatetime | None = None
+    """When a Capacity Block ends, with its time zone (e.g. 2026-12-01T11:30:00Z). A node group pool
+    scales to zero an hour before it, so pods drain and checkpoint before EC2 reclaims the instances
+    (from 30 minutes before the end); Karpenter learns the end from EC2 itself. Default: none."""
 
     @model_validator(mode="after")
     def _reservation_id(self) -> CapacitySpec:
@@ -52,6 +56,8 @@ class CapacitySpec(Spec):
                 "reservationId",
                 f"`reservationId` is only used with capacity type reservation or capacity-block, not '{self.type}'",
             )
+        if self.end_time is not None and self.type != "capacity-block":
+            raise at("endTime", f"`endTime` is the end of a capacity-block, not of '{self.type}' capacity")
         return self
 
 
@@ -100,6 +106,15 @@ class NodePoolSpec(Spec):
     """Root disk size in GiB. Default: 500."""
     gpu_driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
     """GKE-managed driver version. Default: DEFAULT."""
+    provisioner: Literal["karpenter", "nodegroup"] | None = None
+    """EKS: what makes the pool's nodes. karpenter (a NodePool and EC2NodeClass: nodes appear when
+    pods need them and go when empty) or nodegroup (a managed node group, scaled between minNodes
+    and maxNodes by the Cluster Autoscaler). Default: karpenter for pools that scale from zero
+    (minNodes 0), nodegroup for pools that keep minNodes nodes warm."""
+    local_storage: Literal["raid0", "none"] | None = None
+    """The machine's local NVMe or SSD disks: raid0 (one RAID0 array for the container runtime, images
+    and pods' ephemeral storage) or none. Default: raid0 when the catalog says the machine has
+    local disks, else none."""
 
     @model_validator(mode="after")
     def _sizes(self) -> NodePoolSpec:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ REPO = Path(__file__).resolve().parents[2]
 PROD = REPO / "Pulumi.prod.yaml"
 
 
-def prod_config(**cluster: Any) -> dict[str, Any]:
+def prod_config(provisioner: str | None = None, **cluster: Any) -> dict[str, Any]:
     config = yaml.safe_load(PROD.read_text())["config"]
     config["gpu-training:cluster"] = {**config["gpu-training:cluster"], **cluster}
+    if provisioner is not None:
+        config["gpu-training:nodePools"][0]["provisioner"] = provisioner
     return config
 
 
@@ -40,8 +43,7 @@ def test_prod_builds_a_cluster_with_irsa_addons_a_system_group_and_the_p5_pool(
     addons = {r.inputs["addonName"] for r in pulumi_mocks.of_type("aws:eks/addon:Addon")}
     assert addons == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
     groups = {r.inputs["nodeGroupName"]: r for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
-    assert set(groups) == {"train-prod-system", "train-prod-p5"}
-    assert groups["train-prod-p5"].inputs["subnetIds"] == ["train-prod-vpc-private-us-east-1a-id"]
+    assert set(groups) == {"train-prod-system"}, "Karpenter makes the p5 nodes (minNodes 0)"
     assert len(groups["train-prod-system"].inputs["subnetIds"]) == 3
 
     (aws_provider,) = pulumi_mocks.of_type("pulumi:providers:aws")
@@ -63,7 +65,7 @@ def test_prod_builds_a_cluster_with_irsa_addons_a_system_group_and_the_p5_pool(
 
 def test_admins_get_access_entries(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
-    deploy(pulumi_mocks, prod_config(admins=["arn:aws:iam::123456789012:role/platform"]))
+    deploy(pulumi_mocks, prod_config("nodegroup", admins=["arn:aws:iam::123456789012:role/platform"]))
     (entry,) = pulumi_mocks.of_type("aws:eks/accessEntry:AccessEntry")
     (policy,) = pulumi_mocks.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
     assert entry.inputs["principalArn"] == policy.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform"
@@ -76,7 +78,11 @@ def test_adopting_an_existing_cluster_creates_no_cluster(pulumi_mocks: Recording
     deploy(
         pulumi_mocks,
         prod_config(
-            adopt=True, vpc=None, availabilityZones=[], subnetIds={"us-east-1a": "subnet-a", "us-east-1b": "subnet-b"}
+            "nodegroup",
+            adopt=True,
+            vpc=None,
+            availabilityZones=[],
+            subnetIds={"us-east-1a": "subnet-a", "us-east-1b": "subnet-b"},
         ),
     )
     assert not pulumi_mocks.of_type("aws:eks/cluster:Cluster")
@@ -95,7 +101,9 @@ def test_existing_subnets_as_a_list_are_placed_by_looking_up_their_zones(
     monkeypatch.chdir(REPO)
     deploy(
         pulumi_mocks,
-        prod_config(vpc=None, availabilityZones=[], vpcId="vpc-existing", subnetIds=["subnet-1", "subnet-2"]),
+        prod_config(
+            "nodegroup", vpc=None, availabilityZones=[], vpcId="vpc-existing", subnetIds=["subnet-1", "subnet-2"]
+        ),
     )
     groups = {r.inputs["nodeGroupName"]: r.inputs for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
     # The mocked lookup puts every subnet in us-east-1a, so the pool takes both; the system group all.
@@ -103,3 +111,56 @@ def test_existing_subnets_as_a_list_are_placed_by_looking_up_their_zones(
     assert groups["train-prod-system"]["subnetIds"] == ["subnet-1", "subnet-2"]
     lookups = [c for c in pulumi_mocks.recording.calls if c.token == "aws:ec2/getSubnet:getSubnet"]
     assert {c.args["id"] for c in lookups} == {"subnet-1", "subnet-2"}
+
+
+def test_prod_gives_karpenter_its_roles_queue_and_the_pools_placement_group(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks)
+    (queue,) = pulumi_mocks.of_type("aws:sqs/queue:Queue")
+    assert queue.inputs["name"] == "train-prod-karpenter" and queue.inputs["messageRetentionSeconds"] == 300
+    rules = pulumi_mocks.of_type("aws:cloudwatch/eventRule:EventRule")
+    kinds = {json.loads(r.inputs["eventPattern"])["detail-type"][0] for r in rules}
+    assert "EC2 Spot Instance Interruption Warning" in kinds and "AWS Health Event" in kinds
+    assert len(pulumi_mocks.of_type("aws:cloudwatch/eventTarget:EventTarget")) == len(rules)
+    roles = {r.name: r for r in pulumi_mocks.of_type("aws:iam/role:Role")}
+    assert roles["train-prod-karpenter-node"].inputs["name"] == "train-prod-us-east-1-karpenter-node"
+    trust = json.loads(roles["train-prod-karpenter-controller"].inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    (association,) = pulumi_mocks.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == ("kube-system", "karpenter")
+    (entry,) = pulumi_mocks.of_type("aws:eks/accessEntry:AccessEntry")
+    assert entry.inputs["type"] == "EC2_LINUX"
+    (inline,) = pulumi_mocks.of_type("aws:iam/rolePolicy:RolePolicy")
+    policy = json.loads(inline.inputs["policy"])
+    passed = next(st for st in policy["Statement"] if st["Sid"] == "AllowPassingInstanceRole")
+    assert passed["Resource"] == "arn:aws:iam::123456789012:role/mock", "only the node role is passed"
+    (group,) = pulumi_mocks.of_type("aws:ec2/placementGroup:PlacementGroup")
+    assert group.inputs["name"] == "train-prod-p5" and group.inputs["strategy"] == "cluster"
+    (efa,) = [r for r in pulumi_mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-efa")]
+    assert efa.inputs["tags"]["gpu-training/efa-group"] == "train-prod-p5"
+    (tag,) = pulumi_mocks.of_type("aws:ec2/tag:Tag")
+    assert (tag.inputs["key"], tag.inputs["value"], tag.inputs["resourceId"]) == (
+        "karpenter.sh/discovery",
+        "train-prod",
+        "sg-cluster",
+    )
+    private = [s for s in pulumi_mocks.of_type("aws:ec2/subnet:Subnet") if "private" in s.name]
+    assert all(s.inputs["tags"]["karpenter.sh/discovery"] == "train-prod" for s in private)
+    (node_class,) = pulumi_mocks.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    assert node_class.inputs["spec"]["placementGroupSelector"] == {"name": "train-prod-p5"}
+    assert node_class.inputs["spec"]["role"] == "train-prod-us-east-1-karpenter-node"
+    (karpenter,) = [r for r in pulumi_mocks.of_type("kubernetes:helm.sh/v3:Release") if r.name.endswith("karpenter")]
+    assert karpenter.urn in node_class.dependencies or any(
+        karpenter.urn in pulumi_mocks.named(d.split("::")[-1]).dependencies for d in node_class.dependencies
+    )
+
+
+def test_a_node_group_pool_keeps_its_group(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod_config("nodegroup"))
+    groups = {r.inputs["nodeGroupName"]: r for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    assert set(groups) == {"train-prod-system", "train-prod-p5"}
+    assert groups["train-prod-p5"].inputs["subnetIds"] == ["train-prod-vpc-private-us-east-1a-id"]
+    assert not pulumi_mocks.of_type("aws:sqs/queue:Queue"), "no Karpenter without a pool for it"

@@ -23,6 +23,7 @@ def build(monitor: RecordingMonitor, **fields: Any) -> RecordingMonitor:
             subnet_ids=SUBNET,
             vpc_id="vpc-1",
             cluster_security_group_id="sg-cluster",
+            cluster="train-prod",
         )
     )
     return monitor
@@ -103,3 +104,54 @@ def test_a_placement_group_without_efa(pulumi_mocks: RecordingMonitor) -> None:
 def test_spot(pulumi_mocks: RecordingMonitor) -> None:
     build(pulumi_mocks, capacity={"type": "spot"})
     assert only(pulumi_mocks, "aws:eks/nodeGroup:NodeGroup")["capacityType"] == "SPOT"
+
+
+def test_a_node_group_is_autoscaled_from_zero_and_up_never_scales_it_back(pulumi_mocks: RecordingMonitor) -> None:
+    build(pulumi_mocks)
+    (group,) = pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")
+    assert group.ignore_changes == ["scalingConfig.desiredSize"]
+    tags = {t.inputs["tag"]["key"]: t.inputs for t in pulumi_mocks.of_type("aws:autoscaling/tag:Tag")}
+    prefix = "k8s.io/cluster-autoscaler/node-template"
+    assert tags[f"{prefix}/resources/nvidia.com/gpu"]["tag"]["value"] == "8"
+    assert tags[f"{prefix}/resources/vpc.amazonaws.com/efa"]["tag"]["value"] == "32"
+    assert tags[f"{prefix}/resources/hugepages-2Mi"]["tag"]["value"] == "5120Mi"
+    assert tags[f"{prefix}/label/gpu-training/pool"]["tag"]["value"] == "p5"
+    assert tags[f"{prefix}/taint/nvidia.com/gpu"]["tag"]["value"] == "true:NoSchedule"
+    assert {t["autoscalingGroupName"] for t in tags.values()} == {"eks-mock-asg"}
+    assert not any(t["tag"]["propagateAtLaunch"] for t in tags.values())
+
+
+def test_a_fixed_size_group_needs_no_autoscaler_tags(pulumi_mocks: RecordingMonitor) -> None:
+    build(pulumi_mocks, minNodes=4)
+    assert not pulumi_mocks.of_type("aws:autoscaling/tag:Tag")
+
+
+def test_a_capacity_block_pool_scales_to_zero_an_hour_before_the_block_ends(pulumi_mocks: RecordingMonitor) -> None:
+    build(
+        pulumi_mocks,
+        capacity={"type": "capacity-block", "reservationId": "cr-0fedcba9876543210", "endTime": "2026-12-01T11:30:00Z"},
+    )
+    (schedule,) = pulumi_mocks.of_type("aws:autoscaling/schedule:Schedule")
+    assert schedule.inputs["startTime"] == "2026-12-01T10:30:00Z"
+    assert (schedule.inputs["minSize"], schedule.inputs["maxSize"], schedule.inputs["desiredCapacity"]) == (0, 0, 0)
+    assert schedule.inputs["autoscalingGroupName"] == "eks-mock-asg"
+    update = only(pulumi_mocks, "aws:eks/nodeGroup:NodeGroup")["updateConfig"]
+    assert update["updateStrategy"] == "MINIMAL", "a consumed block has no spare instance to surge into"
+
+
+def test_an_end_time_in_another_zone_is_converted_to_utc(pulumi_mocks: RecordingMonitor) -> None:
+    build(
+        pulumi_mocks,
+        capacity={
+            "type": "capacity-block",
+            "reservationId": "cr-0fedcba9876543210",
+            "endTime": "2026-12-01T12:30:00+01:00",
+        },
+    )
+    (schedule,) = pulumi_mocks.of_type("aws:autoscaling/schedule:Schedule")
+    assert schedule.inputs["startTime"] == "2026-12-01T10:30:00Z"
+
+
+def test_an_on_demand_pool_updates_with_a_surge(pulumi_mocks: RecordingMonitor) -> None:
+    build(pulumi_mocks)
+    assert "updateStrategy" not in only(pulumi_mocks, "aws:eks/nodeGroup:NodeGroup")["updateConfig"]

@@ -55,7 +55,7 @@ def test_gpus_per_node_of_the_job_not_the_pool() -> None:
     assert body(worker(planned(gpusPerNode=2)))["resources"]["limits"]["nvidia.com/gpu"] == 2
 
 
-def test_no_cpu_or_memory_unless_asked() -> None:
+def test_no_cpu_or_memory_on_an_unknown_machine_unless_asked() -> None:
     limits = body(worker(planned()))["resources"]["limits"]
     assert "cpu" not in limits
     assert "memory" not in limits
@@ -247,3 +247,18 @@ def test_worker_pod_validates(fabric: str) -> None:
         "research",
     )
     assert_valid(as_pod(worker(p, restart_policy="Never", podgroup="train")))
+
+
+def test_scratch_is_an_empty_dir_on_the_node_requested_as_ephemeral_storage() -> None:
+    template = worker(planned(scratch={"size": "500Gi"}))
+    mount = next(m for m in body(template)["volumeMounts"] if m["mountPath"] == "/scratch")
+    volume = next(v for v in template["spec"]["volumes"] if v["name"] == mount["name"])
+    assert volume == {"name": "scratch", "emptyDir": {"sizeLimit": "500Gi"}}, "on the node's disks, not in memory"
+    resources = body(template)["resources"]
+    assert resources["requests"]["ephemeral-storage"] == resources["limits"]["ephemeral-storage"] == "500Gi"
+    assert_valid(as_pod(template))
+
+
+def test_scratch_may_not_share_a_mount_path() -> None:
+    with pytest.raises(ValueError, match="two volumes are mounted at /data"):
+        job(scratch={"size": "1Ti", "mountPath": "/data"}, volumes=[{"claim": "c", "mountPath": "/data"}])

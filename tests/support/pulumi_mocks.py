@@ -25,6 +25,8 @@ class Registration:
     provider: str = ""
     custom: bool = True
     """A custom resource (components, local or remote, have no provider of their own)."""
+    ignore_changes: list[str] = field(default_factory=list)
+    """Input paths whose later changes `pulumi up` leaves alone."""
 
 
 # What the clouds would return for the outputs our components read (camelCase, as the engine has them).
@@ -37,7 +39,12 @@ CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
         "arn": "arn:aws:eks:us-east-1:123456789012:cluster/prod",
     },
     "aws:iam/role:Role": {"arn": "arn:aws:iam::123456789012:role/mock"},
+    "aws:sqs/queue:Queue": {
+        "arn": "arn:aws:sqs:us-east-1:123456789012:mock",
+        "url": "https://sqs.us-east-1.amazonaws.com/123456789012/mock",
+    },
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1},
+    "aws:eks/nodeGroup:NodeGroup": {"resources": [{"autoscalingGroups": [{"name": "eks-mock-asg"}]}]},
     "aws:ec2/placementGroup:PlacementGroup": {"name": "mock-placement-group"},
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
@@ -121,6 +128,7 @@ class RecordingMonitor(MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     provider=request.provider,
                     custom=bool(request.custom) and not request.remote,
+                    ignore_changes=list(request.ignoreChanges),
                 )
             )
         return response

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 LAUNCHERS = ("pytorch", "mpi", "tensorflow", "indexed")
+IMAGE = "registry.example.com/train:v1"
 
 
-def stack(jobs: int, pools: int = 8) -> dict[str, Any]:
-    """An existing-cluster stack with `pools` 8-GPU pools (RoCE and TCP) and `jobs` TrainingJobs."""
+def stack(jobs: int, pools: int = 8, image: str = IMAGE) -> dict[str, Any]:
+    """An existing-cluster stack with `pools` 8-GPU pools (RoCE and TCP) and `jobs` TrainingJobs running `image`."""
     pool_specs = [
         {
             "name": f"pool-{i}",
@@ -44,7 +45,7 @@ def stack(jobs: int, pools: int = 8) -> dict[str, Any]:
             {
                 "name": f"job-{j}",
                 "launcher": LAUNCHERS[j % 4],
-                "image": "registry.example.com/train:v1",
+                "image": image,
                 "command": ["train.py", f"--run={j}"],
                 "nodes": 1 + j % 4,
                 "nodePool": f"pool-{j % pools}",
@@ -54,3 +55,8 @@ def stack(jobs: int, pools: int = 8) -> dict[str, Any]:
             for j in range(jobs)
         ],
     }
+
+
+def stack_file(jobs: int, pools: int = 8, image: str = IMAGE) -> dict[str, Any]:
+    """The same stack as a user keeps it in Pulumi.<stack>.yaml: `config:` with project-prefixed keys."""
+    return {"config": {f"gpu-training:{key}": value for key, value in stack(jobs, pools, image).items()}}

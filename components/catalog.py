@@ -29,7 +29,7 @@ say so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Provider = Literal["aws", "gcp"]
@@ -58,10 +58,10 @@ class MachineType:
     """AWS: EFA supports GPUDirect RDMA (FI_EFA_USE_DEVICE_RDMA=1); p4d and newer P instances."""
     accelerator_type: str | None = None
     """GCP: guest accelerator type, e.g. "nvidia-h100-80gb"."""
-    local_disks: int = 0
-    """Local NVMe (AWS instance store) or local SSD (GCP) disks the machine comes with."""
-    local_disk_gb: int = 0
-    """Size of each local disk, in GB."""
+    local_storage_gb: int = 0
+    """Local NVMe (AWS instance store) or local SSD (GCP) the machine comes with, all disks together, in GB."""
+    local_ssds: int = 0
+    """GCP: the local SSDs (375 GB each) that come with the machine; GKE must be told their count."""
 
     def __post_init__(self) -> None:
         """Reject figures no real machine type can have."""
@@ -304,6 +304,55 @@ _GCP: dict[str, MachineType] = {
             ("96", 8, 96, 384),
         ],
     ),
+}
+
+# Local disks. AWS: instance-store NVMe, total GB per type, from [KIT]
+# (karpenter.k8s.aws/instance-local-nvme). GCP: local SSDs bundled with the machine, 375 GB each,
+# from cluster-toolkit's GKE node pool module, its local_ssd_machines table (A3 High and
+# Mega 16, A3 Ultra 32). A4's bundled SSDs were not confirmed in the material read, so it has none here.
+_AWS_LOCAL_NVME_GB = {
+    "p4d.24xlarge": 8000,
+    "p4de.24xlarge": 8000,
+    "p5.4xlarge": 3800,
+    "p5.48xlarge": 30400,
+    "p5e.48xlarge": 30400,
+    "p5en.48xlarge": 30400,
+    "p6-b200.48xlarge": 30400,
+    **{
+        f"{family}.{size}": gb
+        for family in ("g5", "g6e")
+        for size, gb in (
+            ("xlarge", 250),
+            ("2xlarge", 450),
+            ("4xlarge", 600),
+            ("8xlarge", 900),
+            ("12xlarge", 3800),
+            ("16xlarge", 1900),
+            ("24xlarge", 3800),
+            ("48xlarge", 7600),
+        )
+    },
+    **{
+        f"g6.{size}": gb
+        for size, gb in (
+            ("xlarge", 250),
+            ("2xlarge", 450),
+            ("4xlarge", 600),
+            ("8xlarge", 900),
+            ("12xlarge", 3760),
+            ("16xlarge", 1880),
+            ("24xlarge", 3760),
+            ("48xlarge", 7520),
+        )
+    },
+}
+_GCP_LOCAL_SSDS = {"a3-highgpu-8g": 16, "a3-megagpu-8g": 16, "a3-ultragpu-8g": 32}
+GCP_LOCAL_SSD_GB = 375
+"""The size of one GCP local SSD."""
+_AWS = {n: replace(m, local_storage_gb=_AWS_LOCAL_NVME_GB.get(n, 0)) for n, m in _AWS.items()}
+_GCP = {
+    n: replace(m, local_ssds=_GCP_LOCAL_SSDS.get(n, 0), local_storage_gb=_GCP_LOCAL_SSDS.get(n, 0) * GCP_LOCAL_SSD_GB)
+    for n, m in _GCP.items()
 }
 
 _CATALOG: dict[str, dict[str, MachineType]] = {"aws": _AWS, "gcp": _GCP}

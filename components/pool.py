@@ -216,7 +216,7 @@ def _resolve(
     provisioner = {"aws": spec.provisioner or ("karpenter" if spec.min_nodes == 0 else "nodegroup"), "gcp": "gke"}.get(
         provider
     )
-    local_disks = bool(machine and machine.local_disks) and provider != "existing"
+    local_disks = bool(machine and machine.local_storage_gb) and provider != "existing"
     local_storage = (spec.local_storage or ("raid0" if local_disks else "none")) == "raid0"
     placement = spec.placement or _default_placement(provider, zone, spec.capacity.type)
     issues.extend(
@@ -428,7 +428,7 @@ def _check_scaling(
                 "set minNodes: 0 (nodes come when jobs ask for them)",
             )
         )
-    if spec.local_storage == "raid0" and not (machine and machine.local_disks):
+    if spec.local_storage == "raid0" and not (machine and machine.local_storage_gb):
         name = spec.instance_type or spec.machine_type or "this machine"
         issues.append(
             Issue(f"{path}.localStorage", f"{name} has no local disks in the catalog: set localStorage: none")

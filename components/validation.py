@@ -13,6 +13,7 @@ from components.errors import ConfigError, Issue
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models import AwsClusterSpec, StackConfig, TrainingJobSpec
 from components.pool import Pool, resolve_pools
+from components.versions import CLUSTER_AUTOSCALER_IMAGES
 
 _OPERATOR = {
     "pytorch": ("trainingOperator.enabled", "the Training Operator"),
@@ -50,6 +51,7 @@ def resolve(config: StackConfig) -> Stack:
         config.node_pools, cluster.provider, region, config.network, _demand(config), gpu_labels=labelled
     )
     issues += _aws_zones(config)
+    issues += _autoscaler_release(config, pools)
     issues += _gke_gpu_operator(config)
     issues += _unique(config)
     issues += _queues(config)
@@ -206,6 +208,26 @@ def _aws_zones(config: StackConfig) -> list[Issue]:
         Issue(f"nodePools[{i}].zone", f"the cluster has no subnet in {pool.zone} (its zones: {', '.join(zones)})")
         for i, pool in enumerate(config.node_pools)
         if pool.zone and pool.zone not in zones
+    ]
+
+
+def _autoscaler_release(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
+    """A node group pool that scales needs a Cluster Autoscaler released for the cluster's minor."""
+    cluster = config.cluster
+    scaling = [p for p in pools.values() if p.provisioner == "nodegroup" and p.min_nodes < p.max_nodes]
+    if (
+        not isinstance(cluster, AwsClusterSpec)
+        or not scaling
+        or cluster.kubernetes_version in CLUSTER_AUTOSCALER_IMAGES
+    ):
+        return []
+    return [
+        Issue(
+            "cluster.kubernetesVersion",
+            f"pool '{scaling[0].name}' is scaled by the Cluster Autoscaler, which has no release pinned for "
+            f"{cluster.kubernetes_version} (pinned: {', '.join(CLUSTER_AUTOSCALER_IMAGES)}); use one of those, "
+            "or let Karpenter provision the pool (minNodes: 0)",
+        )
     ]
 
 

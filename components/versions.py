@@ -85,6 +85,23 @@ NFS_CSI_DRIVER = Chart(
 KARPENTER = Chart(
     "oci://public.ecr.aws/karpenter/karpenter", "1.14.1", None, "aws/karpenter-provider-aws charts/karpenter"
 )
+CLUSTER_AUTOSCALER = Chart(
+    "cluster-autoscaler",
+    "9.59.0",
+    "https://kubernetes.github.io/autoscaler",
+    "kubernetes/autoscaler cluster-autoscaler/charts/cluster-autoscaler",
+)
+CLUSTER_AUTOSCALER_IMAGES = {
+    "1.29": "v1.29.5",
+    "1.30": "v1.30.7",
+    "1.31": "v1.31.5",
+    "1.32": "v1.32.7",
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+    "1.35": "v1.35.2",
+}
+"""The newest Cluster Autoscaler of each Kubernetes minor (kubernetes/autoscaler tags
+cluster-autoscaler-1.N.P): it is released per minor and should match the cluster's."""
 
 TRAINING_OPERATOR = Remote(
     "kustomize",
@@ -135,5 +152,6 @@ CHARTS = {
     "aws-fsx-csi-driver": FSX_CSI_DRIVER,
     "csi-driver-nfs": NFS_CSI_DRIVER,
     "karpenter": KARPENTER,
+    "cluster-autoscaler": CLUSTER_AUTOSCALER,
 }
 """Every chart, by the name its values are checked under."""

@@ -348,7 +348,7 @@ def test_an_eks_pool_that_scales_from_zero_is_karpenters_and_one_with_warm_nodes
             "minNodes",
             "starts empty",
         ),
-        ("aws", {**P5, "instanceType": "g6e.48xlarge", "localStorage": "raid0"}, "localStorage", None),
+        ("gcp", {**A3, "machineType": "g2-standard-48", "localStorage": "raid0"}, "localStorage", "no local disks"),
         ("existing", {**EXISTING, "localStorage": "none"}, "localStorage", "not an existing cluster's"),
     ],
 )
@@ -364,3 +364,14 @@ def test_the_summary_says_how_each_pool_scales() -> None:
     assert "4 nodes, fixed node group" in one("aws", {**P5, "minNodes": 4}).summary()
     assert "0-4 nodes, GKE autoscaler" in one("gcp", A3).summary()
     assert "up to 4 nodes" in one("existing", EXISTING).summary()
+
+
+def test_a_scaling_node_group_needs_an_autoscaler_release_for_the_clusters_minor() -> None:
+    from components.config import parse_stack
+    from components.errors import ConfigError
+    from components.validation import resolve as resolve_stack
+
+    cluster = {"provider": "aws", "name": "c", "region": "us-east-1", "kubernetesVersion": "1.28"}
+    with pytest.raises(ConfigError, match=r"Cluster Autoscaler, which has no release pinned for 1\.28"):
+        resolve_stack(parse_stack({"cluster": cluster, "nodePools": [{**P5, "minNodes": 1}]}))
+    assert resolve_stack(parse_stack({"cluster": cluster, "nodePools": [P5]})).pools["h100"].provisioner == "karpenter"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.addons import gpu_operator, karpenter, network, operators, scheduler, storage
+from components.addons import autoscaler, gpu_operator, karpenter, network, operators, scheduler, storage
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
 from components.validation import Stack
@@ -55,6 +55,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
     """What the stack installs: the GPU Operator, networking, operators, scheduler and CSI drivers."""
     releases = [
         karpenter.release(stack),
+        autoscaler.release(stack),
         gpu_operator.release(stack) if gpu_operator.enabled(stack) else None,
         network.network_operator(stack),
         network.sriov_operator(stack),

@@ -9,6 +9,7 @@ from pulumi_aws import eks, iam
 
 from components.addons import karpenter as karpenter_names
 from components.aws import iam as policies
+from components.aws.autoscaler import ClusterAutoscalerAws
 from components.aws.karpenter import KarpenterAws
 from components.aws.kubeconfig import kubeconfig
 from components.aws.network import region_zones
@@ -155,6 +156,15 @@ class EksCluster(pulumi.ComponentResource):
                 opts=child,
             )
 
+        self.autoscaler: ClusterAutoscalerAws | None = None
+        if any(pool.provisioner == "nodegroup" and pool.min_nodes < pool.max_nodes for _, pool in pools):
+            self.autoscaler = ClusterAutoscalerAws(
+                f"{name}-cluster-autoscaler",
+                cluster=spec.name,
+                cluster_name=cluster_name,
+                opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}),
+            )
+
         self.node_pools: dict[str, pulumi.Resource] = {}
         for pool_spec, pool in pools:
             self.node_pools[pool.name] = EksGpuNodePool(
@@ -170,7 +180,11 @@ class EksCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     providers={"aws": self.aws},
-                    depends_on=[self.system_node_group, *([self.karpenter] if self.karpenter else [])],
+                    depends_on=[
+                        self.system_node_group,
+                        *([self.karpenter] if self.karpenter else []),
+                        *([self.autoscaler] if self.autoscaler else []),
+                    ],
                 ),
             )
 

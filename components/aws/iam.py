@@ -267,3 +267,39 @@ def karpenter_controller_policy(cluster: str, region: str, queue_arn: str, node_
         },
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+def cluster_autoscaler_policy(cluster: str) -> str:
+    """What the Cluster Autoscaler may do (kubernetes/autoscaler cloudprovider/aws README, the full
+    features policy): read groups, instance types and node groups anywhere, and change the size only
+    of the Auto Scaling groups EKS tags as this cluster's node groups."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "DiscoverGroups",
+                    "Effect": "Allow",
+                    "Action": [
+                        "autoscaling:DescribeAutoScalingGroups",
+                        "autoscaling:DescribeAutoScalingInstances",
+                        "autoscaling:DescribeLaunchConfigurations",
+                        "autoscaling:DescribeScalingActivities",
+                        "ec2:DescribeImages",
+                        "ec2:DescribeInstanceTypes",
+                        "ec2:DescribeLaunchTemplateVersions",
+                        "ec2:GetInstanceTypesFromInstanceRequirements",
+                        "eks:DescribeNodegroup",
+                    ],
+                    "Resource": "*",
+                },
+                {
+                    "Sid": "ScaleThisClustersGroups",
+                    "Effect": "Allow",
+                    "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
+                    "Resource": "*",
+                    "Condition": {"StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster}": "owned"}},
+                },
+            ],
+        }
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from components import catalog
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
 from components.pool import Pool
@@ -77,7 +78,13 @@ def node_config(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
         # Workload Identity: pods get their Google identity from the GKE metadata server.
         "workload_metadata_config": {"mode": "GKE_METADATA"},
         "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
+        # Image streaming: containers start while their (often tens of GB) training images stream in.
+        "gcfs_config": {"enabled": True},
     }
+    machine = catalog.lookup("gcp", machine_type)
+    if pool.local_storage and machine is not None and machine.local_ssds:
+        # GKE puts the machine's local SSDs in one array for ephemeral storage: images, emptyDirs, logs.
+        config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": machine.local_ssds}
     if spec.capacity.type == "spot":
         config["spot"] = True
     if spec.capacity.type == "flex-start":

@@ -23,9 +23,14 @@ def stack_file(name: str, **changes: Any) -> Stack:
 
 
 def everything_aws() -> Stack:
-    """prod with EFS too, Kueue, Prometheus and priority classes."""
+    """prod with EFS too, Kueue, Prometheus, priority classes, and a second pool on a node group the
+    Cluster Autoscaler scales (beside the Karpenter one)."""
     return stack_file(
         "prod",
+        nodePools=[
+            {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a"},
+            {"name": "g6e", "instanceType": "g6e.48xlarge", "minNodes": 1, "maxNodes": 4, "zone": "us-east-1b"},
+        ],
         scheduler={
             "type": "kueue",
             "queues": [{"name": "research", "gpus": 16}],

@@ -151,6 +151,7 @@ def test_prod_gives_karpenter_its_roles_queue_and_the_pools_placement_group(
     (node_class,) = pulumi_mocks.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
     assert node_class.inputs["spec"]["placementGroupSelector"] == {"name": "train-prod-p5"}
     assert node_class.inputs["spec"]["role"] == "train-prod-us-east-1-karpenter-node"
+    assert node_class.inputs["spec"]["instanceStorePolicy"] == "RAID0"
     (karpenter,) = [r for r in pulumi_mocks.of_type("kubernetes:helm.sh/v3:Release") if r.name.endswith("karpenter")]
     assert karpenter.urn in node_class.dependencies or any(
         karpenter.urn in pulumi_mocks.named(d.split("::")[-1]).dependencies for d in node_class.dependencies
@@ -164,3 +165,23 @@ def test_a_node_group_pool_keeps_its_group(pulumi_mocks: RecordingMonitor, monke
     assert set(groups) == {"train-prod-system", "train-prod-p5"}
     assert groups["train-prod-p5"].inputs["subnetIds"] == ["train-prod-vpc-private-us-east-1a-id"]
     assert not pulumi_mocks.of_type("aws:sqs/queue:Queue"), "no Karpenter without a pool for it"
+
+
+def test_a_node_group_that_scales_gets_the_cluster_autoscaler(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    config = prod_config("nodegroup")
+    config["gpu-training:nodePools"][0]["minNodes"] = 1
+    deploy(pulumi_mocks, config)
+    (association,) = pulumi_mocks.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == (
+        "kube-system",
+        "cluster-autoscaler",
+    )
+    (inline,) = pulumi_mocks.of_type("aws:iam/rolePolicy:RolePolicy")
+    scale = json.loads(inline.inputs["policy"])["Statement"][1]
+    assert scale["Action"] == ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"]
+    assert scale["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/train-prod": "owned"}}
+    (release,) = [r for r in pulumi_mocks.of_type("kubernetes:helm.sh/v3:Release") if r.name == "cluster-autoscaler"]
+    values = release.inputs["values"]
+    assert values["autoDiscovery"] == {"clusterName": "train-prod"} and values["awsRegion"] == "us-east-1"
+    assert values["image"] == {"tag": "v1.31.5"}, "the autoscaler of the cluster's Kubernetes minor"

@@ -82,3 +82,15 @@ def test_node_group_uses_the_accelerated_ami_with_the_pools_taints_labels_and_si
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
         {"key": "dedicated", "value": None, "effect": "NO_EXECUTE"},
     ]
+
+
+def test_a_node_group_on_a_machine_with_instance_store_puts_it_in_raid0_through_nodeadm() -> None:
+    import base64
+
+    spec, pool = aws_pool()
+    assert pool.local_storage, "p5.48xlarge has 30.4 TB of instance-store NVMe"
+    user_data = base64.b64decode(launch_template_args(spec, pool)["user_data"]).decode()
+    assert "Content-Type: application/node.eks.aws" in user_data
+    assert "kind: NodeConfig" in user_data and "strategy: RAID0" in user_data
+    spec, pool = aws_pool(localStorage="none")
+    assert "user_data" not in launch_template_args(spec, pool)

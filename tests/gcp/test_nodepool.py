@@ -280,3 +280,14 @@ def test_the_key_check_catches_a_misspelt_nested_argument() -> None:
     args["node_config"]["guest_accelerators"][0]["gpu_driver_config"] = {}
 
     assert unknown_keys(args, NODE_POOL_FIELDS) == ["node_config.guest_accelerators.gpu_driver_config"]
+
+
+def test_a_machine_with_local_ssds_gets_them_for_ephemeral_storage_and_every_pool_streams_images() -> None:
+    spec, pool = resolved()
+    config = nodepool.node_config(spec, pool)
+    assert config["ephemeral_storage_local_ssd_config"] == {"local_ssd_count": 16}, "a3-highgpu-8g has 16"
+    assert config["gcfs_config"] == {"enabled": True}
+    spec, pool = resolved(localStorage="none")
+    assert "ephemeral_storage_local_ssd_config" not in nodepool.node_config(spec, pool)
+    spec, pool = resolved(machineType="g2-standard-48")
+    assert "ephemeral_storage_local_ssd_config" not in nodepool.node_config(spec, pool), "no bundled SSDs"

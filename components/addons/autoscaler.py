@@ -1,0 +1,36 @@
+"""The Cluster Autoscaler on EKS: it scales the node group pools between minNodes and maxNodes."""
+
+from __future__ import annotations
+
+from components.addons.install import HelmRelease
+from components.models import AwsClusterSpec
+from components.validation import Stack
+from components.versions import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGES
+
+NAME = "cluster-autoscaler"
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "cluster-autoscaler"
+
+
+def needed(stack: Stack) -> bool:
+    """Whether a node group pool of the stack can change size, so something must scale it."""
+    return stack.config.cluster.provider == "aws" and any(
+        p.provisioner == "nodegroup" and p.min_nodes < p.max_nodes for p in stack.pools.values()
+    )
+
+
+def release(stack: Stack) -> HelmRelease | None:
+    """The autoscaler, finding the cluster's node groups by the tags EKS puts on their Auto Scaling
+    groups, at the release of the cluster's Kubernetes minor, on the system nodes."""
+    cluster = stack.config.cluster
+    if not isinstance(cluster, AwsClusterSpec) or not needed(stack):
+        return None
+    values = {
+        "cloudProvider": "aws",
+        "awsRegion": cluster.region,
+        "autoDiscovery": {"clusterName": cluster.name},
+        "rbac": {"serviceAccount": {"name": SERVICE_ACCOUNT}},
+        "image": {"tag": CLUSTER_AUTOSCALER_IMAGES[cluster.kubernetes_version]},
+        "nodeSelector": {"gpu-training/role": "system"},
+    }
+    return HelmRelease(NAME, CLUSTER_AUTOSCALER, NAMESPACE, values)

@@ -307,9 +307,11 @@ _GCP: dict[str, MachineType] = {
 }
 
 # Local disks. AWS: instance-store NVMe, total GB per type, from [KIT]
-# (karpenter.k8s.aws/instance-local-nvme). GCP: local SSDs bundled with the machine, 375 GB each,
-# from cluster-toolkit's GKE node pool module, its local_ssd_machines table (A3 High and
-# Mega 16, A3 Ultra 32). A4's bundled SSDs were not confirmed in the material read, so it has none here.
+# (karpenter.k8s.aws/instance-local-nvme), which matches AWS's instance-store table ("Specifications
+# for accelerated computing instances"; p5.48xlarge: 8 x 3800 GB). GCP: local SSDs bundled with the
+# machine, 375 GB each, from [CT] modules/compute/gke-node-pool/disk_definitions.tf (A3 High and
+# Mega 16, A3 Ultra and A4 32). A2 Ultra also comes with local SSD, but its counts were not
+# confirmed, so it has none here.
 _AWS_LOCAL_NVME_GB = {
     "p4d.24xlarge": 8000,
     "p4de.24xlarge": 8000,
@@ -346,7 +348,7 @@ _AWS_LOCAL_NVME_GB = {
         )
     },
 }
-_GCP_LOCAL_SSDS = {"a3-highgpu-8g": 16, "a3-megagpu-8g": 16, "a3-ultragpu-8g": 32}
+_GCP_LOCAL_SSDS = {"a3-highgpu-8g": 16, "a3-megagpu-8g": 16, "a3-ultragpu-8g": 32, "a4-highgpu-8g": 32}
 GCP_LOCAL_SSD_GB = 375
 """The size of one GCP local SSD."""
 _AWS = {n: replace(m, local_storage_gb=_AWS_LOCAL_NVME_GB.get(n, 0)) for n, m in _AWS.items()}

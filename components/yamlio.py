@@ -101,4 +101,107 @@ Dumper.add_implicit_resolver(_FLOAT, _FLOAT_1_2, list("-+0123456789."))
 
 def dump(objects: Iterable[Any]) -> str:
     """Objects as a YAML stream, keys in the order given, multi-line strings as blocks."""
-    return yaml.dump_all(list(objects), Dumper=Dumper, sort_keys=False, default_flow_style=False, width=120)
+    documents = list(objects)
+    if len(documents) == 1 and type(documents[0]) is dict and documents[0]:
+        text = _block(documents[0])
+        if text is not None:
+            return text
+    return yaml.dump_all(documents, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=120)
+
+
+# The fast path: most of a Kubernetes object is mappings, lists and short words (names, labels,
+# quantities, image references). Those are written here directly, exactly as PyYAML writes them; a
+# document holding anything else (text with spaces or line breaks, floats, nested lists, unusual
+# characters) is written by PyYAML whole. tests/test_yamlio.py holds the two byte for byte equal.
+_WORD = re.compile(r"(?!---)[A-Za-z0-9_/$-][A-Za-z0-9_./=+@:$()^\[\]'-]*")
+_WORD_MAX = 100  # far below the 128 characters after which PyYAML stops writing a key plainly
+_RESOLVER = Dumper(None)  # only its cached resolve() is used
+
+
+class _Unusual(Exception):
+    """A value the fast path leaves to PyYAML."""
+
+
+def _block(document: dict[str, Any]) -> str | None:
+    """A mapping as PyYAML's block style writes it, or None when something in it needs PyYAML."""
+    out: list[str] = []
+    try:
+        _mapping(document, 0, out)
+    except _Unusual:
+        return None
+    return "".join(out)
+
+
+def _scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        text = _WORDS.get(value)
+        if text is None:
+            text = _WORDS[value] = _word(value)
+            if len(_WORDS) > _CACHE_LIMIT:
+                _WORDS.clear()
+        if text is _UNUSUAL:
+            raise _Unusual
+        return text
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if value is None:
+        return "null"
+    raise _Unusual
+
+
+_UNUSUAL = "\x00"
+_WORDS: dict[str, str] = {}
+"""Each string's text as written, or _UNUSUAL; objects repeat their words, so each is looked at once."""
+
+
+def _word(value: str) -> str:
+    """A string as PyYAML writes it in block style when it is one word, else _UNUSUAL."""
+    if len(value) > _WORD_MAX or value[-1:] == ":" or value == "-" or not _WORD.fullmatch(value):
+        return _UNUSUAL
+    # A word YAML would read as something else ('true', '182', '5e8') is quoted, as PyYAML does.
+    if _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR:
+        return value
+    return _UNUSUAL if "'" in value else f"'{value}'"
+
+
+def _mapping(mapping: dict[str, Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for key, value in mapping.items():
+        if type(key) is not str:
+            raise _Unusual
+        name = _scalar(key)
+        kind = type(value)
+        if kind is dict:
+            if value:
+                out.append(f"{pad}{name}:\n")
+                _mapping(value, indent + 2, out)
+            else:
+                out.append(f"{pad}{name}: {{}}\n")
+        elif kind is list:
+            if value:
+                out.append(f"{pad}{name}:\n")
+                _sequence(value, indent, out)  # PyYAML writes a mapping's lists without indenting them
+            else:
+                out.append(f"{pad}{name}: []\n")
+        else:
+            out.append(f"{pad}{name}: {_scalar(value)}\n")
+
+
+def _sequence(items: list[Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for item in items:
+        kind = type(item)
+        if kind is dict:
+            if not item:
+                out.append(f"{pad}- {{}}\n")
+                continue
+            start = len(out)
+            _mapping(item, indent + 2, out)
+            out[start] = f"{pad}- {out[start][indent + 2 :]}"  # the first key shares the dash's line
+        elif kind is list:
+            raise _Unusual
+        else:
+            out.append(f"{pad}- {_scalar(item)}\n")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components import yamlio
@@ -124,3 +124,34 @@ def test_any_document_reads_as_pyyaml_reads_it_with_the_same_marks(obj: dict[str
     data, node = yamlio.load_with_nodes(text)
     assert data == yaml.load(text, Loader=_ReferenceLoader)
     assert marks(node) == marks(yaml.compose(text, Loader=_ReferenceLoader))
+
+
+words = st.one_of(
+    st.from_regex(r"[A-Za-z0-9_/$:.-][A-Za-z0-9_./=+@:$()^#,-]{0,30}", fullmatch=True),
+    st.sampled_from(["-", "--", "---", "---x", "-x", "--nnodes=8", "$(MASTER_ADDR):$(MASTER_PORT)", "^ucx", "-np"]),
+    st.sampled_from(["true", "false", "yes", "on", "null", "182", "5e8", "1_000", "12:30", "2001-12-14", "0x1F"]),
+    st.sampled_from(["8Gi", "5120Mi", "nvidia.com/gpu", "registry.example.com/train:v1", "a:", "x" * 101]),
+)
+scalars_of_words = st.one_of(words, st.none(), st.booleans(), st.integers(min_value=-(10**12), max_value=10**12))
+
+
+def objects_of_words(depth: int) -> st.SearchStrategy[dict[str, Any]]:
+    """Mappings of words, nested `depth` deep, with lists of words or mappings: what objects are made of."""
+    if depth == 0:
+        return st.dictionaries(words, scalars_of_words, max_size=4)
+    inner = objects_of_words(depth - 1)
+    values = st.one_of(scalars_of_words, inner, st.lists(st.one_of(scalars_of_words, inner), max_size=3))
+    return st.dictionaries(words, values, min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(objects_of_words(3))
+def test_objects_of_words_are_written_by_the_fast_path_as_pyyaml_writes_them(obj: dict[str, Any]) -> None:
+    assert yamlio.dump([obj]) == reference_dump([obj])
+    assert yaml.load(yamlio.dump([obj]), Loader=_ReferenceLoader) == obj
+
+
+def test_most_rendered_objects_take_the_fast_path() -> None:
+    objects = list(render(resolve_file(REPO / "Pulumi.prod.yaml")).objects)
+    fast = [o for o in objects if yamlio._block(o) is not None]
+    assert {o["kind"] for o in fast} >= {"PyTorchJob", "MPIJob", "NodePool", "EC2NodeClass", "Queue"}

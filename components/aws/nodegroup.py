@@ -130,8 +130,9 @@ def node_template_tags(pool: Pool) -> dict[str, str]:
 
 
 CAPACITY_BLOCK_DRAIN = timedelta(hours=1)
-"""How long before a Capacity Block ends its node group is scaled to zero: EC2 starts reclaiming the
-instances 30 minutes before the end, so pods get the other 30 minutes to drain and checkpoint."""
+"""How long before a Capacity Block ends its node group is scaled to zero: EC2 starts terminating the
+instances 30 minutes before the end, so pods get the other 30 minutes to drain and checkpoint (EKS's
+own scheduled action, 40 minutes before the end, would leave them 10)."""
 
 
 def capacity_block_scale_down(spec: NodePoolSpec) -> datetime | None:

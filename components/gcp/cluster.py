@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_gcp import container
+from pulumi_gcp import container, projects
 
 from components.gcp import nodepool
 from components.gcp.kubeconfig import kubeconfig
@@ -64,7 +64,17 @@ class GkeCluster(pulumi.ComponentResource):
             deletion_protection=False,
             opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
+        # GPU pools stream their images (gcfs_config), which needs the Container File System API. It is
+        # left on when the stack goes: other clusters of the project may use it.
+        streaming = projects.Service(
+            f"{name}-image-streaming",
+            project=spec.project,
+            service="containerfilesystem.googleapis.com",
+            disable_on_destroy=False,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         pool_opts = pulumi.ResourceOptions(parent=self, **_POOL_OPTIONS)
+        gpu_pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[streaming], **_POOL_OPTIONS)
         self.system_pool = container.NodePool(
             f"{name}-system",
             cluster=self.cluster.name,
@@ -78,7 +88,7 @@ class GkeCluster(pulumi.ComponentResource):
                 cluster=self.cluster.name,
                 project=spec.project,
                 **nodepool.node_pool_args(pool_spec, pool, cluster_location=location, zone=spec.zone),
-                opts=pool_opts,
+                opts=gpu_pool_opts,
             )
             for pool_spec, pool in pools
         }

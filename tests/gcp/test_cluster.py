@@ -181,6 +181,7 @@ def test_every_child_is_parented_to_the_component_under_a_stable_name(pulumi_moc
         "train-l4-spot",
         "train-h200-flex",
         "train-kubernetes",
+        "train-image-streaming",
     }
     assert all(r.parent == owner.urn for r in children)
     assert set(component.node_pools) == {"h100", "l4-spot", "h200-flex"}
@@ -233,3 +234,12 @@ def test_the_kubeconfig_output_is_secret(pulumi_mocks: RecordingMonitor) -> None
 def test_importing_the_gcp_package_does_not_import_pulumi_aws() -> None:
     code = "import components.gcp, sys; assert 'pulumi_aws' not in sys.modules, 'pulumi_aws imported'"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_gpu_pools_wait_for_the_image_streaming_api(pulumi_mocks: RecordingMonitor) -> None:
+    build()
+    (api,) = pulumi_mocks.of_type("gcp:projects/service:Service")
+    assert api.inputs["service"] == "containerfilesystem.googleapis.com"
+    assert api.inputs["disableOnDestroy"] is False, "other clusters of the project may stream images too"
+    pools = [p for p in pulumi_mocks.of_type(NODE_POOL) if not p.name.endswith("-system")]
+    assert pools and all(api.urn in p.dependencies for p in pools)

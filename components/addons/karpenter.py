@@ -57,7 +57,7 @@ def node_role_name(cluster: str, region: str) -> str:
     if len(name) <= 64:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[:46]}-{digest}-karpenter"
+    return f"{name[:45]}-{digest}-karpenter"
 
 
 def placement_group_name(cluster: str, pool: str) -> str:

@@ -18,7 +18,12 @@ _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _FLOAT = "tag:yaml.org,2002:float"
+_MERGE = "tag:yaml.org,2002:merge"
 _CACHE_LIMIT = 200_000
+
+
+class _Unusual(Exception):
+    """A value the fast paths leave to PyYAML."""
 
 
 class _CachedResolver:
@@ -61,9 +66,38 @@ def load_with_nodes(text: str) -> tuple[Any, yaml.Node | None]:
     loader = Loader(text)
     try:
         node = loader.get_single_node()
-        return (loader.construct_document(node) if node is not None else None), node
+        if node is None:
+            return None, None
+        try:
+            return _construct(loader, node, set()), node
+        except _Unusual:
+            return loader.construct_document(node), node
     finally:
         loader.dispose()
+
+
+def _construct(loader: Any, node: yaml.Node, path: set[int]) -> Any:
+    """The value of a node tree of plain mappings, lists and scalars, as PyYAML's safe constructor
+    builds it; _Unusual for anything else (merge keys, tags, a node inside itself), which PyYAML's
+    constructor then builds."""
+    if isinstance(node, yaml.ScalarNode):
+        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
+    if id(node) in path:
+        raise _Unusual
+    path.add(id(node))
+    try:
+        if isinstance(node, yaml.MappingNode) and node.tag == _MAP:
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE or not isinstance(key_node, yaml.ScalarNode):
+                    raise _Unusual
+                out[_construct(loader, key_node, path)] = _construct(loader, value_node, path)
+            return out
+        if isinstance(node, yaml.SequenceNode) and node.tag == _SEQ:
+            return [_construct(loader, item, path) for item in node.value]
+        raise _Unusual
+    finally:
+        path.discard(id(node))
 
 
 class Dumper(_CachedResolver, _CDumper):  # type: ignore[misc, valid-type]
@@ -116,10 +150,6 @@ def dump(objects: Iterable[Any]) -> str:
 _WORD = re.compile(r"(?!---)[A-Za-z0-9_/$-][A-Za-z0-9_./=+@:$()^\[\]'-]*")
 _WORD_MAX = 100  # far below the 128 characters after which PyYAML stops writing a key plainly
 _RESOLVER = Dumper(None)  # only its cached resolve() is used
-
-
-class _Unusual(Exception):
-    """A value the fast path leaves to PyYAML."""
 
 
 def _block(document: dict[str, Any]) -> str | None:

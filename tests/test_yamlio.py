@@ -155,3 +155,11 @@ def test_most_rendered_objects_take_the_fast_path() -> None:
     objects = list(render(resolve_file(REPO / "Pulumi.prod.yaml")).objects)
     fast = [o for o in objects if yamlio._block(o) is not None]
     assert {o["kind"] for o in fast} >= {"PyTorchJob", "MPIJob", "NodePool", "EC2NodeClass", "Queue"}
+
+
+def test_anchors_merge_keys_and_tags_read_as_pyyaml_reads_them() -> None:
+    text = "base: &base {gpus: 8, zone: us-east-1a}\npools:\n- {<<: *base, name: a}\n- *base\nn: !!str 5\nt: 2026-12-01T11:30:00Z\n"
+    assert yamlio.load_with_nodes(text)[0] == yaml.load(text, Loader=_ReferenceLoader)
+    recursive = "a: &a [1, *a]\n"
+    data = yamlio.load_with_nodes(recursive)[0]
+    assert data["a"][1] is data["a"], "a list inside itself is left to PyYAML's constructor"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pulumi
-from pulumi_aws import eks, iam
 
 from components.addons import autoscaler
 from components.aws import iam as policies
+from components.aws.podidentity import service_account_role
 
 TOKEN = "gpu-training:index:ClusterAutoscalerAws"
 
@@ -23,14 +23,12 @@ class ClusterAutoscalerAws(pulumi.ComponentResource):
         """Create the role, its policy and its association with the autoscaler's service account."""
         super().__init__(TOKEN, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
-        role = iam.Role(name, assume_role_policy=policies.pod_identity_trust_policy(), opts=child)
-        iam.RolePolicy(name, role=role.id, policy=policies.cluster_autoscaler_policy(cluster), opts=child)
-        eks.PodIdentityAssociation(
+        role = service_account_role(
             name,
             cluster_name=cluster_name,
             namespace=autoscaler.NAMESPACE,
             service_account=autoscaler.SERVICE_ACCOUNT,
-            role_arn=role.arn,
+            policy=policies.cluster_autoscaler_policy(cluster),
             opts=child,
         )
         self.role_arn = role.arn

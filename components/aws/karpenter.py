@@ -10,6 +10,7 @@ from pulumi_aws import cloudwatch, eks, iam, sqs
 
 from components.addons import karpenter as names
 from components.aws import iam as policies
+from components.aws.podidentity import service_account_role
 
 TOKEN = "gpu-training:index:KarpenterAws"
 
@@ -82,21 +83,14 @@ class KarpenterAws(pulumi.ComponentResource):
             f"{name}-node", cluster_name=cluster_name, principal_arn=node_role.arn, type="EC2_LINUX", opts=child
         )
 
-        controller = iam.Role(f"{name}-controller", assume_role_policy=policies.pod_identity_trust_policy(), opts=child)
-        iam.RolePolicy(
-            f"{name}-controller",
-            role=controller.id,
-            policy=pulumi.Output.all(queue.arn, node_role.arn).apply(
-                lambda arns: policies.karpenter_controller_policy(cluster, region, arns[0], arns[1])
-            ),
-            opts=child,
-        )
-        eks.PodIdentityAssociation(
+        controller = service_account_role(
             f"{name}-controller",
             cluster_name=cluster_name,
             namespace=names.NAMESPACE,
             service_account=names.SERVICE_ACCOUNT,
-            role_arn=controller.arn,
+            policy=pulumi.Output.all(queue.arn, node_role.arn).apply(
+                lambda arns: policies.karpenter_controller_policy(cluster, region, arns[0], arns[1])
+            ),
             opts=child,
         )
         self.node_role_arn = node_role.arn

@@ -54,6 +54,8 @@ def jobs(draw: st.DrawFn, pools: list[str], claims: list[str], networks_ns: str 
         job["resources"] = {k: draw(QUANTITIES) for k in draw(st.sets(st.sampled_from(["cpu", "memory"])))}
     if draw(st.booleans()):
         job["shmSize"] = draw(QUANTITIES)
+    if draw(st.booleans()):
+        job["scratch"] = {"size": draw(QUANTITIES)}
     if claims and draw(st.booleans()):
         job["volumes"] = [
             {"claim": draw(st.sampled_from(claims)), "mountPath": "/checkpoints", "readOnly": draw(st.booleans())}
@@ -97,6 +99,26 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
                 "zone": "us-east-1a",
                 "maxNodes": draw(st.integers(1, 8)),
             }
+            # How the pool scales and what its disks hold, including combinations that are refused.
+            pool["minNodes"] = draw(st.integers(0, pool["maxNodes"]))
+            if draw(st.booleans()):
+                pool["provisioner"] = draw(st.sampled_from(["karpenter", "nodegroup"]))
+            if draw(st.booleans()):
+                pool["localStorage"] = draw(st.sampled_from(["raid0", "none"]))
+            if draw(st.booleans()):
+                pool["capacity"] = draw(
+                    st.sampled_from(
+                        [
+                            {"type": "spot"},
+                            {"type": "reservation", "reservationId": "cr-0123456789abcdef0"},
+                            {
+                                "type": "capacity-block",
+                                "reservationId": "cr-0fedcba9876543210",
+                                "endTime": "2026-12-01T11:30:00Z",
+                            },
+                        ]
+                    )
+                )
         elif provider == "gcp":
             pool = {
                 "name": name,

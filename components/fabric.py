@@ -10,7 +10,6 @@ from components.pool import Pool
 MULTUS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 PRIMARY_INTERFACE = "eth0"
-ROCE_V2_GID_INDEX = "3"
 # The EFA libfabric provider registers its buffers in 2 MiB huge pages; AWS's EKS EFA examples
 # reserve 5 GiB of them per pod.
 EFA_HUGEPAGES_RESOURCE = "hugepages-2Mi"
@@ -73,8 +72,12 @@ def _rdma(pool: Pool, namespace: str) -> FabricProfile:
         "NCCL_IB_HCA": pool.ib_hca,
         "NCCL_SOCKET_IFNAME": networks[0].interface if networks else PRIMARY_INTERFACE,
     }
-    if pool.fabric == "roce":
-        env["NCCL_IB_GID_INDEX"] = ROCE_V2_GID_INDEX
+    if pool.fabric == "roce" and networks and networks[0].ip_range:
+        # No NCCL_IB_GID_INDEX: with macvlan each pod's address sits at its own GID index, different per
+        # pod and node (multus-cni#1100, NVIDIA/nccl#890), and NCCL >= 2.21 finds the RoCE v2 GID itself.
+        # Naming the network's subnet makes it pick the GID of the pod's own secondary interface.
+        env["NCCL_IB_ADDR_FAMILY"] = "AF_INET6" if ":" in networks[0].ip_range else "AF_INET"
+        env["NCCL_IB_ADDR_RANGE"] = networks[0].ip_range
     annotations = {MULTUS_ANNOTATION: ",".join(f"{n.name}@{n.interface}" for n in networks)} if networks else {}
     return FabricProfile(
         fabric=pool.fabric,

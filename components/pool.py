@@ -51,6 +51,8 @@ class PodNetwork(Spec):
     """The interface inside the pod, e.g. net1."""
     resource_name: str | None = None
     """The SR-IOV resource a pod requests for it, if any."""
+    ip_range: str | None = None
+    """The network's IPAM range (CIDR), which NCCL picks the RoCE GID of the interface by."""
 
 
 class Pool(Spec):
@@ -461,6 +463,7 @@ def _pod_networks(
                     namespace=nad.namespace,
                     interface=nad.interface or f"net{position + 1}",
                     resource_name=nad.resource_name,
+                    ip_range=nad.ipam.range,
                 )
             )
     seen: dict[tuple[str, str], str] = {}

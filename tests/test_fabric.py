@@ -108,7 +108,9 @@ def test_roce_environment() -> None:
     assert env["NCCL_IB_DISABLE"] == "0"
     assert env["NCCL_IB_HCA"] == "mlx5"
     assert env["NCCL_SOCKET_IFNAME"] == "net1"
-    assert env["NCCL_IB_GID_INDEX"] == "3"
+    # NCCL finds the RoCE v2 GID of the pod's address itself; a fixed index is wrong under macvlan.
+    assert "NCCL_IB_GID_INDEX" not in env
+    assert (env["NCCL_IB_ADDR_FAMILY"], env["NCCL_IB_ADDR_RANGE"]) == ("AF_INET", "192.168.10.0/24")
 
 
 @pytest.mark.parametrize("fabric", ["roce", "infiniband"])
@@ -116,9 +118,9 @@ def test_rdma_fabrics_lock_memory(fabric: str) -> None:
     assert profile(pool(fabric), "training").capabilities == ("IPC_LOCK",)
 
 
-def test_infiniband_has_no_roce_gid_index() -> None:
+def test_infiniband_has_no_roce_gid_selection() -> None:
     env = profile(pool("infiniband"), "training").env
-    assert "NCCL_IB_GID_INDEX" not in env
+    assert "NCCL_IB_GID_INDEX" not in env and "NCCL_IB_ADDR_RANGE" not in env
     assert env["NCCL_IB_DISABLE"] == "0"
     assert env["NCCL_SOCKET_IFNAME"] == "net1"
 

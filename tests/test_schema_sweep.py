@@ -379,7 +379,8 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
             assert e["NCCL_IB_DISABLE"] == "0"
             assert e["NCCL_IB_HCA"]
             assert "IPC_LOCK" in c["securityContext"]["capabilities"]["add"]
-            assert (e.get("NCCL_IB_GID_INDEX") == "3") == fabric.startswith("roce")
+            assert "NCCL_IB_GID_INDEX" not in e, "NCCL picks the GID; a fixed index is wrong under macvlan"
+            assert ("NCCL_IB_ADDR_RANGE" in e) == (fabric.startswith("roce") and nad is not None)
         if nad is None:
             assert MULTUS not in annotations
             assert "NetworkAttachmentDefinition" not in kinds

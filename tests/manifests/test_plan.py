@@ -111,7 +111,7 @@ def test_nccl_debug_defaults_to_warn() -> None:
 
 def test_fabric_env_is_in_the_job_env() -> None:
     env = planned("roce").env
-    assert env["NCCL_IB_GID_INDEX"] == "3"
+    assert env["NCCL_IB_ADDR_RANGE"] == "192.168.10.0/24"
     assert env["NCCL_SOCKET_IFNAME"] == "net1"
 
 
@@ -139,7 +139,8 @@ def test_nccl_key_names(key: str, name: str) -> None:
 
 
 def test_env_precedence_is_fabric_then_nccl_then_env() -> None:
-    assert planned("roce").env["NCCL_IB_GID_INDEX"] == "3"
+    assert "NCCL_IB_GID_INDEX" not in planned("roce").env
+    assert planned("roce", nccl={"ibAddrRange": "10.0.0.0/8"}).env["NCCL_IB_ADDR_RANGE"] == "10.0.0.0/8"
     assert planned("roce", nccl={"ibGidIndex": 5}).env["NCCL_IB_GID_INDEX"] == "5"
     both = planned("roce", nccl={"ibGidIndex": 5}, env={"NCCL_IB_GID_INDEX": "7"})
     assert both.env["NCCL_IB_GID_INDEX"] == "7"

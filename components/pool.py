@@ -121,6 +121,12 @@ class Pool(Spec):
         memory = (self.memory_gib - reserve_gib) * share * 2**30 - hugepages
         return {"cpu": _cores(cpu), "memory": _mebibytes(memory)}
 
+    @property
+    def autoscaled(self) -> bool:
+        """A managed node group whose size changes between minNodes and maxNodes: the Cluster
+        Autoscaler's to scale."""
+        return self.provisioner == "nodegroup" and self.min_nodes < self.max_nodes
+
     def networks_in(self, namespace: str) -> list[PodNetwork]:
         """The pool's networks as a pod in `namespace` attaches them."""
         return [n for n in self.networks if n.namespace == namespace]
@@ -136,10 +142,10 @@ class Pool(Spec):
         size = f"{self.min_nodes}-{self.max_nodes} nodes"
         if self.provisioner == "karpenter":
             return f"{size} by Karpenter"
-        if self.provisioner == "nodegroup":
-            if self.min_nodes == self.max_nodes:
-                return f"{self.max_nodes} nodes, fixed node group"
+        if self.autoscaled:
             return f"{size}, node group + Cluster Autoscaler"
+        if self.provisioner == "nodegroup":
+            return f"{self.max_nodes} nodes, fixed node group"
         if self.provisioner == "gke":
             return f"{size}, GKE autoscaler"
         return f"up to {self.max_nodes} nodes"

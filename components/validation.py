@@ -214,7 +214,7 @@ def _aws_zones(config: StackConfig) -> list[Issue]:
 def _autoscaler_release(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
     """A node group pool that scales needs a Cluster Autoscaler released for the cluster's minor."""
     cluster = config.cluster
-    scaling = [p for p in pools.values() if p.provisioner == "nodegroup" and p.min_nodes < p.max_nodes]
+    scaling = [p for p in pools.values() if p.autoscaled]
     if (
         not isinstance(cluster, AwsClusterSpec)
         or not scaling

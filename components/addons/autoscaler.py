@@ -14,9 +14,7 @@ SERVICE_ACCOUNT = "cluster-autoscaler"
 
 def needed(stack: Stack) -> bool:
     """Whether a node group pool of the stack can change size, so something must scale it."""
-    return stack.config.cluster.provider == "aws" and any(
-        p.provisioner == "nodegroup" and p.min_nodes < p.max_nodes for p in stack.pools.values()
-    )
+    return any(p.autoscaled for p in stack.pools.values())
 
 
 def release(stack: Stack) -> HelmRelease | None:

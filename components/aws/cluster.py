@@ -157,7 +157,7 @@ class EksCluster(pulumi.ComponentResource):
             )
 
         self.autoscaler: ClusterAutoscalerAws | None = None
-        if any(pool.provisioner == "nodegroup" and pool.min_nodes < pool.max_nodes for _, pool in pools):
+        if any(pool.autoscaled for _, pool in pools):
             self.autoscaler = ClusterAutoscalerAws(
                 f"{name}-cluster-autoscaler",
                 cluster=spec.name,

@@ -117,7 +117,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
         )
         group = self.node_group.resources.apply(lambda found: found[0].autoscaling_groups[0].name)
-        if pool.min_nodes < pool.max_nodes:
+        if pool.autoscaled:
             for key, value in node_template_tags(pool).items():
                 autoscaling.Tag(
                     f"{name}-{key.removeprefix(AUTOSCALER_TEMPLATE + '/').replace('/', '-')}",

@@ -6,7 +6,7 @@ import pulumi
 
 from components.addons import autoscaler
 from components.aws import iam as policies
-from components.aws.podidentity import service_account_role
+from components.aws.roles import service_account_role
 
 TOKEN = "gpu-training:index:ClusterAutoscalerAws"
 

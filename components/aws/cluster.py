@@ -14,6 +14,7 @@ from components.aws.karpenter import KarpenterAws
 from components.aws.kubeconfig import kubeconfig
 from components.aws.network import region_zones
 from components.aws.nodepool import EksGpuNodePool
+from components.aws.roles import service_role
 from components.aws.storage import AwsStorage
 from components.aws.subnets import Subnets
 from components.aws.vpc import Vpc
@@ -51,7 +52,7 @@ class EksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=self.aws)
 
         subnets, vpc_id = self._network(name, spec, [pool.zone for _, pool in pools if pool.zone])
-        node_role = self._role(f"{name}-node", "ec2.amazonaws.com", policies.NODE_POLICIES, child)
+        node_role = service_role(f"{name}-node", "ec2.amazonaws.com", policies.NODE_POLICIES, child)
 
         if spec.adopt:
             found = eks.get_cluster_output(
@@ -64,7 +65,7 @@ class EksCluster(pulumi.ComponentResource):
             vpc_id = found.vpc_config.vpc_id
             self.cluster: eks.Cluster | None = None
         else:
-            cluster_role = self._role(f"{name}-cluster", "eks.amazonaws.com", policies.CLUSTER_POLICIES, child)
+            cluster_role = service_role(f"{name}-cluster", "eks.amazonaws.com", policies.CLUSTER_POLICIES, child)
             self.cluster = eks.Cluster(
                 name,
                 name=spec.name,
@@ -228,12 +229,6 @@ class EksCluster(pulumi.ComponentResource):
             return region_zones(region, list(zip(offered.names, offered.zone_ids, strict=True)), pool_zones)
         except ConfigError as exc:
             raise as_pulumi_error(exc) from None
-
-    def _role(self, name: str, service: str, attached: tuple[str, ...], opts: pulumi.ResourceOptions) -> iam.Role:
-        role = iam.Role(name, assume_role_policy=policies.assume_role_policy(service), opts=opts)
-        for arn in attached:
-            iam.RolePolicyAttachment(f"{name}-{policies.policy_name(arn)}", role=role.name, policy_arn=arn, opts=opts)
-        return role
 
     def _network(self, name: str, spec: AwsClusterSpec, pool_zones: list[str]) -> tuple[Subnets, pulumi.Input[str]]:
         if spec.new_vpc is not None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pulumi
-from pulumi_aws import cloudwatch, eks, iam, sqs
+from pulumi_aws import cloudwatch, eks, sqs
 
 from components.addons import karpenter as names
 from components.aws import iam as policies
-from components.aws.podidentity import service_account_role
+from components.aws.roles import service_account_role, service_role
 
 TOKEN = "gpu-training:index:KarpenterAws"
 
@@ -68,16 +68,13 @@ class KarpenterAws(pulumi.ComponentResource):
             rule = cloudwatch.EventRule(f"{name}-{event}", event_pattern=json.dumps(pattern), opts=child)
             cloudwatch.EventTarget(f"{name}-{event}", rule=rule.name, arn=queue.arn, opts=child)
 
-        node_role = iam.Role(
+        node_role = service_role(
             f"{name}-node",
-            name=names.node_role_name(cluster, region),
-            assume_role_policy=policies.assume_role_policy("ec2.amazonaws.com"),
-            opts=child,
+            "ec2.amazonaws.com",
+            policies.NODE_POLICIES,
+            child,
+            role_name=names.node_role_name(cluster, region),
         )
-        for arn in policies.NODE_POLICIES:
-            iam.RolePolicyAttachment(
-                f"{name}-node-{policies.policy_name(arn)}", role=node_role.name, policy_arn=arn, opts=child
-            )
         # Nodes of a managed node group get their access entry from EKS; Karpenter's need one made.
         eks.AccessEntry(
             f"{name}-node", cluster_name=cluster_name, principal_arn=node_role.arn, type="EC2_LINUX", opts=child

@@ -37,12 +37,8 @@ CAPACITY_TYPE = {"on-demand": "on-demand", "spot": "spot", "reservation": "reser
 
 def pools(stack: Stack) -> list[tuple[NodePoolSpec, Pool]]:
     """The pools Karpenter provisions, with their specs."""
-    return [(spec, stack.pools[spec.name]) for spec in stack.config.node_pools if _karpenter(stack, spec.name)]
-
-
-def _karpenter(stack: Stack, name: str) -> bool:
-    pool = stack.pools.get(name)
-    return pool is not None and pool.provisioner == "karpenter"
+    found = [(spec, stack.pools.get(spec.name)) for spec in stack.config.node_pools]
+    return [(spec, pool) for spec, pool in found if pool is not None and pool.provisioner == "karpenter"]
 
 
 def queue_name(cluster: str) -> str:
@@ -157,7 +153,7 @@ def node_pool(pool: Pool) -> dict[str, Any]:
     if pool.zone:
         requirements.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [pool.zone]})
     requirements.append(
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [_capacity_type(pool)]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [CAPACITY_TYPE[pool.capacity]]},
     )
     template: dict[str, Any] = {
         "metadata": {"labels": dict(pool.labels)},
@@ -186,7 +182,3 @@ def node_pool(pool: Pool) -> dict[str, Any]:
             },
         },
     }
-
-
-def _capacity_type(pool: Pool) -> str:
-    return CAPACITY_TYPE[pool.capacity]

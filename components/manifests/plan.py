@@ -111,9 +111,17 @@ def plan(
 
 def worker_requests(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) -> dict[str, str]:
     """Each worker's cpu and memory: what the job states, else its share of the pool's machine."""
-    defaults = pool.worker_requests(spec.gpus_per_node or pool.gpus_per_node, _hugepages(fabric))
+    return _stated_or(spec, _machine_share(spec, pool, fabric))
+
+
+def _machine_share(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) -> dict[str, str]:
+    """The cpu and memory a worker of the job gets from a machine the catalog knows (else empty)."""
+    return pool.worker_requests(spec.gpus_per_node or pool.gpus_per_node, _hugepages(fabric))
+
+
+def _stated_or(spec: TrainingJobSpec, share: dict[str, str]) -> dict[str, str]:
     stated = {"cpu": spec.resources.cpu, "memory": spec.resources.memory}
-    return {name: value for name in ("cpu", "memory") if (value := stated[name] or defaults.get(name))}
+    return {name: value for name in ("cpu", "memory") if (value := stated[name] or share.get(name))}
 
 
 def default_shm(gpus: int, memory: str | None, node_memory_gib: int | None) -> str:
@@ -188,7 +196,8 @@ def job_issues(
                 f"'{ifname}' is not an interface of this pod ({', '.join(fabric.interfaces)})",
             )
         )
-    requests = worker_requests(spec, pool, fabric)
+    share = _machine_share(spec, pool, fabric)
+    requests = _stated_or(spec, share)
     memory = requests.get("memory")
     if any(r.startswith("hugepages-") for r in fabric.resources) and not requests:
         issues.append(
@@ -199,7 +208,7 @@ def job_issues(
                 "so it cannot be derived)",
             )
         )
-    issues += _beyond_the_machine(spec, pool, pool.worker_requests(gpus, _hugepages(fabric)), p)
+    issues += _beyond_the_machine(spec, pool, share, p)
     shm = spec.shm_size or default_shm(gpus, memory, pool.memory_gib)
     if (spec.elastic or spec.world_nodes > 1) and quantity.parse(shm) < quantity.parse(MIN_MULTI_NODE_SHM):
         field = "shmSize" if spec.shm_size else "resources.memory"

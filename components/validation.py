@@ -113,8 +113,7 @@ def _demand(config: StackConfig) -> dict[str, int]:
     for job in config.jobs:
         name = _pool_name(config, job)
         if name is not None:
-            nodes = job.elastic.max_nodes if job.elastic else job.world_nodes
-            most[name] = max(most.get(name, 0), nodes)
+            most[name] = max(most.get(name, 0), job.most_nodes)
     return most
 
 

@@ -159,7 +159,7 @@ def job_issues(
                 "drop gpusPerNode",
             )
         )
-    most = spec.elastic.max_nodes if spec.elastic else spec.world_nodes
+    most = spec.most_nodes
     field = "elastic.maxNodes" if spec.elastic else "nodes"
     if most > pool.max_nodes:
         issues.append(

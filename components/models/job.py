@@ -181,6 +181,11 @@ class TrainingJobSpec(Spec):
         return self.elastic.min_nodes if self.elastic is not None else 1
 
     @property
+    def most_nodes(self) -> int:
+        """The most nodes the job runs on: elastic.maxNodes when elastic, else its nodes."""
+        return self.elastic.max_nodes if self.elastic is not None else self.world_nodes
+
+    @property
     def nccl_env(self) -> dict[str, str]:
         """The `nccl` overrides as environment variables (`ibHca` -> NCCL_IB_HCA)."""
         return {nccl_env_name(key): value for key, value in self.nccl.items()}

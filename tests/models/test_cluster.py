@@ -102,6 +102,16 @@ def test_a_reservation_or_capacity_block_needs_its_id(capacity: str) -> None:
     ]
 
 
+def test_an_end_time_belongs_to_a_capacity_block_and_names_its_time_zone() -> None:
+    spot = {"type": "spot", "endTime": "2026-12-01T11:30:00Z"}
+    assert issues(AWS, [{**P5, "capacity": spot}]) == [
+        ("nodePools[0].capacity.endTime", "`endTime` is the end of a capacity-block, not of 'spot' capacity")
+    ]
+    naive = {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0", "endTime": "2026-12-01T11:30:00"}
+    ((path, message),) = issues(AWS, [{**P5, "capacity": naive}])
+    assert path == "nodePools[0].capacity.endTime" and "timezone" in message
+
+
 def test_a_capacity_block_is_aws_only_and_flex_start_gcp_only() -> None:
     gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
     a3 = {

@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 Provider = Literal["aws", "gcp"]
+GpuDirect = Literal["tcpx", "tcpxo", "rdma"]
+"""GKE's GPUDirect fabrics: TCPX (A3 High), TCPXO (A3 Mega), RDMA over RoCE with gIB (A3 Ultra, A4)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,16 @@ class MachineType:
     """Local NVMe (AWS instance store) or local SSD (GCP) the machine comes with, all disks together, in GB."""
     local_ssds: int = 0
     """GCP: the local SSDs (375 GB each) that come with the machine; GKE must be told their count."""
+    network_gbps: float = 0
+    """AWS: the instance's network bandwidth, all cards together, in Gbps (0 = not recorded)."""
+    gpudirect: GpuDirect | None = None
+    """GCP: the machine's GPUDirect fabric, if it has GPU NICs."""
+    gpu_nics: int = 0
+    """GCP: NICs that carry GPU traffic, beside eth0 (and the extra gVNIC, if any)."""
+    gpu_nic_gbps: int = 0
+    """GCP: line rate of one GPU NIC, in Gbps."""
+    extra_gvnics: int = 0
+    """GCP: gVNICs beside eth0 that GKE attaches to their own network (A3 Ultra and A4 have one)."""
 
     def __post_init__(self) -> None:
         """Reject figures no real machine type can have."""
@@ -76,11 +88,29 @@ class MachineType:
             )
         if self.gpudirect_rdma and not self.efa_interfaces:
             raise ValueError(f"{self.name}: gpudirect_rdma needs at least one EFA interface")
+        if bool(self.gpudirect) != bool(self.gpu_nics and self.gpu_nic_gbps):
+            raise ValueError(f"{self.name}: a GPUDirect fabric comes with its GPU NICs and their line rate")
 
     @property
     def has_efa(self) -> bool:
         """Whether the type supports at least one EFA interface."""
         return self.efa_interfaces > 0
+
+    @property
+    def fabric(self) -> Literal["efa", "tcpx", "tcpxo", "rdma", "tcp"]:
+        """The fastest fabric the machine offers its GPUs: what a pool of it gets by default."""
+        if self.has_efa:
+            return "efa"
+        return self.gpudirect or "tcp"
+
+    @property
+    def fabric_gbps(self) -> float:
+        """Nominal bandwidth of the machine's GPU fabric in Gbps: all EFA cards (the instance's
+        network bandwidth), or every GPU NIC's line rate; on a machine without one, its network
+        bandwidth. 0 when not recorded."""
+        if self.provider == "gcp":
+            return self.gpu_nics * self.gpu_nic_gbps
+        return self.network_gbps
 
 
 # (size, gpus, vcpus, memory_gib, efa_interfaces, network_cards)
@@ -354,6 +384,64 @@ GCP_LOCAL_SSD_GB = 375
 _AWS = {n: replace(m, local_storage_gb=_AWS_LOCAL_NVME_GB.get(n, 0)) for n, m in _AWS.items()}
 _GCP = {
     n: replace(m, local_ssds=_GCP_LOCAL_SSDS.get(n, 0), local_storage_gb=_GCP_LOCAL_SSDS.get(n, 0) * GCP_LOCAL_SSD_GB)
+    for n, m in _GCP.items()
+}
+
+# Network bandwidth, from [KIT] (karpenter.k8s.aws/instance-network-bandwidth, Mbps, divided by 1000).
+# On EFA types it is the sum of every network card, which is what the EFA devices together carry.
+_AWS_NETWORK_GBPS: dict[str, float] = {
+    "p4d.24xlarge": 400,
+    "p4de.24xlarge": 400,
+    "p5.4xlarge": 100,
+    "p5.48xlarge": 3200,
+    "p5e.48xlarge": 3200,
+    "p5en.48xlarge": 3200,
+    "p6-b200.48xlarge": 3200,
+    **{
+        f"{family}.{size}": gbps
+        for family in ("g5", "g6")
+        for size, gbps in (
+            ("xlarge", 2.5),
+            ("2xlarge", 5),
+            ("4xlarge", 10),
+            ("8xlarge", 25),
+            ("12xlarge", 40),
+            ("16xlarge", 25),
+            ("24xlarge", 50),
+            ("48xlarge", 100),
+        )
+    },
+    **{
+        f"g6e.{size}": gbps
+        for size, gbps in (
+            ("xlarge", 2.5),
+            ("2xlarge", 5),
+            ("4xlarge", 20),
+            ("8xlarge", 25),
+            ("12xlarge", 100),
+            ("16xlarge", 35),
+            ("24xlarge", 200),
+            ("48xlarge", 400),
+        )
+    },
+}
+# GPUDirect on GCP: (fabric, GPU NICs, Gbps per GPU NIC, extra gVNICs). Only the 8-GPU sizes have
+# GPU NICs. Sources: Google Cloud, "GPU machine types" and "Network bandwidth and GPU machines",
+# https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (A3 High: 4 x 200 Gbps GPU NICs
+# beside a 200 Gbps gVNIC; A3 Mega: 8 x 200; A3 Ultra and A4: 8 x 400 Gbps ConnectX-7 RoCE NICs and
+# 2 gVNICs); [CT] examples/gke-a3-highgpu (4 GPU VPCs, TCPX), gke-a3-megagpu (8, TCPXO), gke-a3-ultragpu
+# and gke-a4 (a gVNIC VPC and an 8-subnet RoCE VPC, RDMA with gIB).
+_GCP_GPUDIRECT: dict[str, tuple[GpuDirect, int, int, int]] = {
+    "a3-highgpu-8g": ("tcpx", 4, 200, 0),
+    "a3-megagpu-8g": ("tcpxo", 8, 200, 0),
+    "a3-ultragpu-8g": ("rdma", 8, 400, 1),
+    "a4-highgpu-8g": ("rdma", 8, 400, 1),
+}
+_AWS = {n: replace(m, network_gbps=_AWS_NETWORK_GBPS.get(n, 0)) for n, m in _AWS.items()}
+_GCP = {
+    n: replace(m, gpudirect=d[0], gpu_nics=d[1], gpu_nic_gbps=d[2], extra_gvnics=d[3])
+    if (d := _GCP_GPUDIRECT.get(n))
+    else m
     for n, m in _GCP.items()
 }
 

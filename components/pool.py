@@ -13,7 +13,7 @@ from components import catalog, quantity
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import NetworkConfig
-from components.models.nodepool import Fabric, NodePoolSpec, Taint, default_taints
+from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, NodePoolSpec, Taint, default_taints
 
 POOL_LABEL = "gpu-training/pool"
 """The node label that pools this stack creates carry, and that jobs select on."""
@@ -96,7 +96,18 @@ class Pool(Spec):
     node_selector: dict[str, str] = Field(default_factory=dict)
     """The labels jobs select the pool's nodes by."""
     fabric: Fabric = "tcp"
-    """efa | infiniband | roce | tcp."""
+    """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp."""
+    fabric_gbps: float = 0
+    """The nominal bandwidth of the machine's GPU fabric in Gbps (catalog); 0 when unknown."""
+    gpu_nics: int = Field(default=0, ge=0)
+    """GKE GPUDirect: the machine's GPU NICs, each on its own network; every worker attaches them all."""
+    extra_gvnics: int = Field(default=0, ge=0)
+    """GKE: gVNICs beside eth0, each on its own network (A3 Ultra and A4 have one)."""
+    rails: int = Field(default=0, ge=0)
+    """RoCE / InfiniBand: the node's RDMA NICs for GPU traffic (one per GPU on most machines); 0 when
+    not declared."""
+    rail_gbps: float | None = None
+    """RoCE / InfiniBand: one rail's line rate in Gbps, when declared."""
     efa_interfaces: int = Field(default=0, ge=0)
     """EFA devices per node, requested whole by each worker."""
     efa_gpudirect: bool = False
@@ -220,7 +231,7 @@ def _resolve(
     if zone and region and not zone.startswith(region):
         issues.append(Issue(f"{path}.zone", f"zone '{zone}' is not in the cluster's region '{region}'"))
 
-    fabric = spec.fabric or ("efa" if machine is not None and machine.has_efa else "tcp")
+    fabric = spec.fabric or _default_fabric(machine, provider)
     provisioner = {"aws": spec.provisioner or ("karpenter" if spec.min_nodes == 0 else "nodegroup"), "gcp": "gke"}.get(
         provider
     )
@@ -269,6 +280,9 @@ def _resolve(
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
         fabric=fabric,
+        fabric_gbps=machine.fabric_gbps if machine else 0,
+        gpu_nics=machine.gpu_nics if fabric in GPUDIRECT_FABRICS and machine else 0,
+        extra_gvnics=machine.extra_gvnics if fabric in GPUDIRECT_FABRICS and machine else 0,
         efa_interfaces=machine.efa_interfaces if fabric == "efa" and machine else 0,
         efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
         networks=pod_networks,
@@ -308,6 +322,16 @@ def _machine(spec: NodePoolSpec, provider: Provider, path: str, issues: list[Iss
     return None
 
 
+def _default_fabric(machine: catalog.MachineType | None, provider: Provider) -> Fabric:
+    """The machine's fastest fabric where this stack can build it: GPUDirect needs the GPU NIC
+    networks a GKE stack makes, so an existing cluster's pool of a GPUDirect machine gets tcp."""
+    if machine is None:
+        return "tcp"
+    if machine.fabric in GPUDIRECT_FABRICS and provider != "gcp":
+        return "tcp"
+    return machine.fabric
+
+
 def _default_placement(provider: Provider, zone: str | None, capacity: str) -> Literal["cluster", "compact", "none"]:
     # Reservations and capacity blocks carry their own placement; a placement group on top of
     # them fails with InsufficientInstanceCapacity, so they get none unless asked.
@@ -326,9 +350,11 @@ def _check_provider_options(
     path: str,
 ) -> list[Issue]:
     issues: list[Issue] = []
+    if fabric in GPUDIRECT_FABRICS:
+        issues.extend(_check_gpudirect(spec, provider, fabric, machine, path))
     if fabric == "efa":
         if provider == "gcp":
-            issues.append(Issue(f"{path}.fabric", "EFA is an AWS fabric; GKE pools use tcp"))
+            issues.append(Issue(f"{path}.fabric", f"EFA is an AWS fabric; {_gke_fabrics(machine)}"))
         elif machine is None:
             issues.append(
                 Issue(
@@ -349,7 +375,7 @@ def _check_provider_options(
         if provider == "aws" and not spec.zone:
             issues.append(Issue(f"{path}.zone", "an EFA pool lives in one availability zone: set `zone`"))
     if fabric in ("infiniband", "roce") and provider == "gcp":
-        issues.append(Issue(f"{path}.fabric", f"{fabric} over Multus is not available on GKE; use tcp"))
+        issues.append(Issue(f"{path}.fabric", f"{fabric} over Multus is not available on GKE; {_gke_fabrics(machine)}"))
     allowed = {"aws": ("cluster", "none"), "gcp": ("compact", "none"), "existing": ("none",)}[provider]
     if placement not in allowed:
         what = {
@@ -397,6 +423,39 @@ def _check_provider_options(
             )
         )
     return issues
+
+
+def _gke_fabrics(machine: catalog.MachineType | None) -> str:
+    """What a GKE pool of this machine can use instead, in words."""
+    if machine is not None and machine.gpudirect:
+        return f"{machine.name} uses {machine.gpudirect} (GPUDirect, its default) or tcp"
+    return "GKE pools use tcp, or GPUDirect (tcpx, tcpxo, rdma) on a machine with GPU NICs"
+
+
+def _check_gpudirect(
+    spec: NodePoolSpec, provider: Provider, fabric: str, machine: catalog.MachineType | None, path: str
+) -> list[Issue]:
+    """A GPUDirect fabric is GKE's, and each is tied to the machine types that have its NICs."""
+    if provider != "gcp":
+        return [
+            Issue(
+                f"{path}.fabric",
+                f"{fabric} is GKE GPUDirect, which needs the GPU NIC networks a GKE stack makes; "
+                + ("use efa" if provider == "aws" else "on an existing cluster use roce or infiniband, or tcp"),
+            )
+        ]
+    if machine is None:
+        return [Issue(f"{path}.fabric", f"{fabric} needs a machine type in the catalog; {spec.machine_type} is not")]
+    if machine.gpudirect != fabric:
+        offers = {"tcpx": "a3-highgpu-8g", "tcpxo": "a3-megagpu-8g", "rdma": "a3-ultragpu-8g, a4-highgpu-8g"}
+        return [
+            Issue(
+                f"{path}.fabric",
+                f"pool '{spec.name}': {machine.name} cannot do {fabric} ({fabric} is for {offers[fabric]}); "
+                + (f"use {machine.gpudirect} or tcp" if machine.gpudirect else "use tcp"),
+            )
+        ]
+    return []
 
 
 def _check_scaling(

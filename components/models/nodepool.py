@@ -8,8 +8,11 @@ from pydantic import AwareDatetime, Field, model_validator
 
 from components.models.base import DnsLabel, Spec, at
 
-Fabric = Literal["efa", "infiniband", "roce", "tcp"]
-"""How GPUs talk across nodes."""
+Fabric = Literal["efa", "infiniband", "roce", "tcp", "tcpx", "tcpxo", "rdma"]
+"""How GPUs talk across nodes: EFA (AWS), InfiniBand or RoCE through Multus (existing clusters),
+GKE GPUDirect (tcpx, tcpxo, rdma), or TCP sockets on eth0."""
+GPUDIRECT_FABRICS = ("tcpx", "tcpxo", "rdma")
+"""GKE's GPUDirect fabrics, each tied to its machine types."""
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
@@ -95,7 +98,9 @@ class NodePoolSpec(Spec):
     capacity: CapacitySpec = Field(default_factory=CapacitySpec)
     """How nodes are bought. Default: on-demand."""
     fabric: Fabric | None = None
-    """efa | infiniband | roce | tcp. Default: efa for an AWS type with EFA, else tcp."""
+    """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp. Default: the machine's fastest: efa for an
+    AWS type with EFA; on GKE tcpx for a3-highgpu-8g, tcpxo for a3-megagpu-8g, rdma for a3-ultragpu-8g
+    and a4-highgpu-8g; else tcp, which is also the explicit opt-out."""
     networks: list[DnsLabel] = Field(default_factory=list)
     """NetworkAttachmentDefinitions a pod on this pool attaches (infiniband / roce). Default: none."""
     node_selector: dict[str, str] = Field(default_factory=dict)
@@ -120,6 +125,6 @@ class NodePoolSpec(Spec):
     def _sizes(self) -> NodePoolSpec:
         if self.max_nodes is not None and self.min_nodes > self.max_nodes:
             raise at("minNodes", f"minNodes ({self.min_nodes}) is greater than maxNodes ({self.max_nodes})")
-        if self.fabric in ("efa", "tcp") and self.networks:
+        if self.fabric in ("efa", "tcp", *GPUDIRECT_FABRICS) and self.networks:
             raise at("networks", f"`networks` attach secondary RDMA networks; a '{self.fabric}' pool takes none")
         return self

@@ -1,0 +1,116 @@
+"""GKE GPUDirect networks: the extra NICs of TCPX, TCPXO and RDMA machines, named once for the VPCs,
+the cluster's Network objects and the pods' interfaces.
+
+Sources: GoogleCloudPlatform/cluster-toolkit @1047080 (examples/gke-a3-highgpu, gke-a3-megagpu,
+gke-a3-ultragpu, gke-a4; modules/network/multivpc and gpu-rdma-vpc; the GKENetworkParamSet and
+Network templates of modules/scheduler/gke-cluster), and GKE's "Maximize GPU network bandwidth"
+guides. Network names follow them (vpc1..vpc8, gvnic-1, rdma-0..rdma-7), so a user can read GKE's
+documentation against what we make.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from components.pool import Pool
+
+DeviceMode = Literal["NetDevice", "RDMA"]
+
+GPU_NIC_MTU = 8244
+"""MTU of the TCPX / TCPXO GPU NIC VPCs (cluster-toolkit's multivpc for A3 High and Mega)."""
+RDMA_MTU = 8896
+"""MTU of the A3 Ultra / A4 networks, the RoCE VPC and the extra gVNIC's (cluster-toolkit)."""
+DEFAULT_CIDR = "192.168.0.0/16"
+"""Where the GPU networks' subnets are carved from, unless the cluster names another range."""
+SUBNET_PREFIX = 21
+"""Each GPU network's subnet: a /21 (2,048 addresses: one per node, far more than a pool has)."""
+SLOTS = 24
+"""Subnet slots the range holds for every network below: vpc1-8 (0-7), gvnic-1 (8), rdma-0..7 (16-23)."""
+DEFAULT_NETWORK = "default"
+"""The name GKE's multi-networking gives the pod network, which eth0 attaches."""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuNetwork:
+    """One extra NIC of a GPUDirect node: its VPC and subnet, its Network object, the pod's interface."""
+
+    name: str
+    """The Network and GKENetworkParamSet object name, e.g. vpc1 or rdma-0."""
+    vpc: str
+    """Which VPC holds its subnet, by suffix: its own name, or `rdma` (one RoCE VPC, 8 subnets)."""
+    device_mode: DeviceMode
+    """NetDevice (a Linux interface in the pod) or RDMA (the NIC's RDMA device in the pod)."""
+    mtu: int
+    """The VPC's MTU."""
+    slot: int
+    """Its subnet's place in the GPU network range: it keeps one CIDR whatever else the cluster has."""
+    interface: str
+    """The interface name inside pods (and the NIC's name on the node)."""
+    gpu: bool = True
+    """Carries GPU traffic (the extra gVNIC of A3 Ultra / A4 does not, and pods do not attach it)."""
+
+    @property
+    def roce(self) -> bool:
+        """Whether its VPC is the RoCE network (RDMA network profile)."""
+        return self.vpc == "rdma"
+
+    def subnet_cidr(self, cidr: str = DEFAULT_CIDR) -> str:
+        """Its subnet, the slot-th /21 of `cidr`."""
+        base = ipaddress.ip_network(cidr)
+        return str(list(base.subnets(new_prefix=SUBNET_PREFIX))[self.slot])
+
+
+def _tcp_nics(count: int) -> tuple[GpuNetwork, ...]:
+    return tuple(
+        GpuNetwork(f"vpc{i}", f"vpc{i}", "NetDevice", GPU_NIC_MTU, slot=i - 1, interface=f"eth{i}")
+        for i in range(1, count + 1)
+    )
+
+
+def node_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
+    """The extra networks of the pool's nodes, in NIC order (eth1 first): what the node pool attaches."""
+    if pool.fabric in ("tcpx", "tcpxo"):
+        return _tcp_nics(pool.gpu_nics)
+    if pool.fabric == "rdma":
+        gvnics = tuple(
+            GpuNetwork(f"gvnic-{i}", f"gvnic-{i}", "NetDevice", RDMA_MTU, slot=7 + i, interface=f"eth{i}", gpu=False)
+            for i in range(1, pool.extra_gvnics + 1)
+        )
+        first = 1 + pool.extra_gvnics
+        rdma = tuple(
+            GpuNetwork(f"rdma-{i}", "rdma", "RDMA", RDMA_MTU, slot=16 + i, interface=f"eth{first + i}")
+            for i in range(pool.gpu_nics)
+        )
+        return gvnics + rdma
+    return ()
+
+
+def pod_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
+    """The networks a worker on the pool attaches: every GPU NIC."""
+    return tuple(n for n in node_networks(pool) if n.gpu)
+
+
+def cluster_networks(pools: Iterable[Pool]) -> tuple[GpuNetwork, ...]:
+    """Every extra network the cluster's pools use, once each, in slot order: what the stack makes."""
+    found: dict[str, GpuNetwork] = {}
+    for pool in pools:
+        for net in node_networks(pool):
+            found.setdefault(net.name, net)
+    return tuple(sorted(found.values(), key=lambda n: n.slot))
+
+
+def check_cidr(cidr: str) -> str | None:
+    """Why `cidr` cannot hold every GPU network's subnet, or None when it can."""
+    try:
+        network = ipaddress.ip_network(cidr)
+    except ValueError:
+        return f"'{cidr}' is not a CIDR such as {DEFAULT_CIDR}"
+    if network.version != 4 or network.prefixlen > SUBNET_PREFIX or 2 ** (SUBNET_PREFIX - network.prefixlen) < SLOTS:
+        return (
+            f"'{cidr}' must be an IPv4 range holding {SLOTS} /{SUBNET_PREFIX} subnets "
+            f"(a /16 such as {DEFAULT_CIDR}, or larger)"
+        )
+    return None

@@ -1,12 +1,15 @@
-"""GkeCluster: a GKE Standard cluster, its system pool, one node pool per GPU pool, and a Kubernetes provider."""
+"""GkeCluster: a GKE Standard cluster, its system pool, one node pool per GPU pool, the VPCs of the GPUDirect
+pools' extra NICs, and a Kubernetes provider."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_gcp import container, projects
+from pulumi_gcp import compute, container, projects
 
-from components.gcp import nodepool
+from components import gpudirect
+from components.gcp import gpunetworks, nodepool
+from components.gcp.gpunetworks import NetworkRef
 from components.gcp.kubeconfig import kubeconfig
 from components.models import GcpClusterSpec, NodePoolSpec
 from components.pool import Pool
@@ -20,7 +23,8 @@ _POOL_OPTIONS = {"delete_before_replace": True, "ignore_changes": ["initial_node
 
 
 class GkeCluster(pulumi.ComponentResource):
-    """A GKE Standard cluster with Workload Identity and Filestore CSI, its system pool and its GPU pools."""
+    """A GKE Standard cluster with Workload Identity and Filestore CSI, its system pool, its GPU pools and their
+    GPUDirect networks."""
 
     cluster: container.Cluster
     """The GKE cluster."""
@@ -28,6 +32,9 @@ class GkeCluster(pulumi.ComponentResource):
     """The untainted pool the add-ons run on."""
     node_pools: dict[str, pulumi.Resource]
     """The GPU node pools, by pool name."""
+    gpu_networks: dict[str, compute.Subnetwork]
+    """The subnets of the GPUDirect pools' extra NICs, by network name (vpc1, gvnic-1, rdma-0 …); empty
+    when no pool has GPUDirect."""
     kubeconfig: pulumi.Output[str]
     """A kubeconfig using gke-gcloud-auth-plugin (secret)."""
     provider: k8s.Provider
@@ -43,6 +50,10 @@ class GkeCluster(pulumi.ComponentResource):
         """The cluster named in `spec`, and a node pool for each (spec, resolved pool) pair."""
         super().__init__(TOKEN, name, {}, opts)
         location = spec.zone or spec.region
+        gpu_pools = gpunetworks.gpudirect_pools(pool for _, pool in pools)
+        # Multi-networking and Dataplane V2 are fixed when a cluster is made: the first GPUDirect pool
+        # replaces the cluster that lacks them (delete_before_replace below).
+        gpudirect_args = gpunetworks.cluster_args(pool for _, pool in pools)
         self.cluster = container.Cluster(
             name,
             name=spec.name,
@@ -62,8 +73,11 @@ class GkeCluster(pulumi.ComponentResource):
             # The cluster holds no data that outlives it (checkpoints live on retained volumes), and the
             # provider's default (true) makes every `pulumi destroy` or replacement fail until it is flipped.
             deletion_protection=False,
+            **gpudirect_args,
             opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
+        self.gpu_networks = {}
+        refs = self._gpu_networks(name, spec, gpu_pools)
         # GPU pools stream their images (gcfs_config), which needs the Container File System API. It is
         # left on when the stack goes: other clusters of the project may use it.
         streaming = projects.Service(
@@ -87,7 +101,9 @@ class GkeCluster(pulumi.ComponentResource):
                 f"{name}-{pool.name}",
                 cluster=self.cluster.name,
                 project=spec.project,
-                **nodepool.node_pool_args(pool_spec, pool, cluster_location=location, zone=spec.zone),
+                **nodepool.node_pool_args(
+                    pool_spec, pool, cluster_location=location, zone=spec.zone, gpu_networks=refs
+                ),
                 opts=gpu_pool_opts,
             )
             for pool_spec, pool in pools
@@ -108,3 +124,38 @@ class GkeCluster(pulumi.ComponentResource):
         # Filestore volumes are provisioned by GKE's CSI add-on through their StorageClass: nothing more here.
         self.storage_objects: list[pulumi.Resource] = []
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": self.cluster.endpoint})
+
+    def _gpu_networks(self, name: str, spec: GcpClusterSpec, gpu_pools: list[Pool]) -> dict[str, NetworkRef]:
+        """A VPC, subnet and (but for RoCE) internal firewall rule for every extra network of the GPUDirect
+        pools, made once for all of them, kept in `gpu_networks`; how a node pool names each, by network name."""
+        cidr = spec.gpu_networks.cidr
+        roce_zone = gpunetworks.roce_zone(gpu_pools, spec.zone)
+        # Their names are fixed, so a replacement (another RoCE zone or range) must delete the old one first.
+        child = pulumi.ResourceOptions(parent=self, delete_before_replace=True)
+        refs: dict[str, NetworkRef] = {}
+        for vpc, nets in gpunetworks.vpcs(gpudirect.cluster_networks(gpu_pools)).items():
+            network = compute.Network(
+                f"{name}-{vpc}",
+                **gpunetworks.network_args(spec.name, spec.project, nets, roce_zone=roce_zone),
+                opts=child,
+            )
+            firewall = gpunetworks.firewall_args(spec.name, spec.project, nets, cidr)
+            if firewall is not None:
+                compute.Firewall(
+                    f"{name}-{vpc}-internal",
+                    network=network.id,
+                    **firewall,
+                    opts=child,
+                )
+            for net in nets:
+                subnet = compute.Subnetwork(
+                    f"{name}-{net.name}-subnet",
+                    network=network.id,
+                    **gpunetworks.subnetwork_args(spec.name, spec.project, spec.region, net, cidr),
+                    opts=child,
+                )
+                self.gpu_networks[net.name] = subnet
+                # Names, as GKE's additional node network configs take them; the subnet's Output makes the
+                # node pool wait for it.
+                refs[net.name] = NetworkRef(network.name, subnet.name)
+        return refs

@@ -6,9 +6,11 @@ Pure: no Pulumi import. The component passes these dicts to `container.NodePool`
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from components import catalog
+from components.gcp.gpunetworks import NetworkRef, node_network_config
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
 from components.pool import Pool
@@ -114,10 +116,18 @@ def initial_node_count(min_nodes: int, *, single_zone: bool) -> int:
     return min_nodes if single_zone else math.ceil(min_nodes / REGIONAL_ZONES)
 
 
-def node_pool_args(spec: NodePoolSpec, pool: Pool, *, cluster_location: str, zone: str | None) -> dict[str, Any]:
+def node_pool_args(
+    spec: NodePoolSpec,
+    pool: Pool,
+    *,
+    cluster_location: str,
+    zone: str | None,
+    gpu_networks: Mapping[str, NetworkRef] | None = None,
+) -> dict[str, Any]:
     """The GPU pool's `container.NodePool` arguments but `cluster` and `project`.
 
     `cluster_location` is the cluster's zone or region; `zone` is the cluster's zone, None when regional.
+    `gpu_networks` names the VPC and subnet of each GPUDirect network the cluster made, by network name.
     """
     flex_start = spec.capacity.type == "flex-start"
     single_zone = pool.zone is not None or zone is not None
@@ -144,6 +154,11 @@ def node_pool_args(spec: NodePoolSpec, pool: Pool, *, cluster_location: str, zon
         args["node_locations"] = [pool.zone]
     if pool.placement == "compact":
         args["placement_policy"] = {"type": "COMPACT"}
+    # GPUDirect asks no more of the node pool than its networks: Cluster Toolkit's gke-node-pool sets
+    # nothing else for these machines (no gpudirect_strategy), and gVNIC stays on.
+    network = node_network_config(pool, gpu_networks or {})
+    if network is not None:
+        args["network_config"] = network
     return args
 
 

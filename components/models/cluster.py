@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from components.models.base import DnsLabel, Spec, at
 
@@ -102,6 +102,25 @@ class AwsClusterSpec(Spec):
         return list(self.subnet_ids) if isinstance(self.subnet_ids, dict) else None
 
 
+class GpuNetworksSpec(Spec):
+    """The subnets of GKE GPUDirect pools' extra NICs (a3-highgpu-8g, a3-megagpu-8g, a3-ultragpu-8g, a4-highgpu-8g)."""
+
+    cidr: str = "192.168.0.0/16"
+    """The IPv4 range each GPU network's subnet is carved from, a /21 apiece (24 of them, /16 or larger);
+    it must not overlap the cluster's network. Default: 192.168.0.0/16."""
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        # Imported here: gpudirect imports the pool model, which imports this package.
+        from components.gpudirect import check_cidr
+
+        problem = check_cidr(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
 class GcpClusterSpec(Spec):
     """A GKE Standard cluster built with pulumi_gcp."""
 
@@ -125,6 +144,8 @@ class GcpClusterSpec(Spec):
     """GKE release channel. Default: REGULAR."""
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
     """The add-on node pool. Default: 2-4 e2-standard-8 nodes."""
+    gpu_networks: GpuNetworksSpec = Field(default_factory=GpuNetworksSpec)
+    """The VPCs and subnets made for GPUDirect pools' extra NICs. Default: subnets from 192.168.0.0/16."""
 
 
 class ExistingClusterSpec(Spec):

@@ -174,6 +174,8 @@ def test_every_child_is_parented_to_the_component_under_a_stable_name(pulumi_moc
     owner = only(pulumi_mocks, COMPONENT)
     assert owner.name == "train"
     children = [r for r in pulumi_mocks.registrations if r is not owner]
+    vpcs = ["vpc1", "vpc2", "vpc3", "vpc4", "gvnic-1", "rdma"]
+    subnets = [*vpcs[:5], *(f"rdma-{i}" for i in range(8))]
     assert {r.name for r in children} == {
         "train",
         "train-system",
@@ -182,7 +184,10 @@ def test_every_child_is_parented_to_the_component_under_a_stable_name(pulumi_moc
         "train-h200-flex",
         "train-kubernetes",
         "train-image-streaming",
-    }
+        *(f"train-{vpc}" for vpc in vpcs),
+        *(f"train-{vpc}-internal" for vpc in vpcs[:5]),
+        *(f"train-{net}-subnet" for net in subnets),
+    }, "the GPUDirect networks of h100 (tcpx) and h200-flex (rdma) too"
     assert all(r.parent == owner.urn for r in children)
     assert set(component.node_pools) == {"h100", "l4-spot", "h200-flex"}
     assert len(pulumi_mocks.of_type(NODE_POOL)) == 4, "three GPU pools and the system pool"

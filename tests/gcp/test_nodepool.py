@@ -10,7 +10,9 @@ import pytest
 from pulumi_gcp import container
 from pulumi_gcp.container import _inputs
 
+from components import gpudirect
 from components.gcp import nodepool
+from components.gcp.gpunetworks import NetworkRef
 from components.models import NetworkConfig, NodePoolSpec
 from components.models.cluster import SystemPoolSpec
 from components.pool import Pool, resolve_pools
@@ -29,9 +31,17 @@ def resolved(**fields: Any) -> tuple[NodePoolSpec, Pool]:
     return spec, pools[spec.name]
 
 
+def refs(pool: Pool, cluster: str = "train") -> dict[str, NetworkRef]:
+    """Names for each GPUDirect network of the pool, as the cluster component passes them."""
+    return {
+        net.name: NetworkRef(gpudirect.vpc_name(cluster, net), gpudirect.subnet_name(cluster, net))
+        for net in gpudirect.node_networks(pool)
+    }
+
+
 def regional_args(**fields: Any) -> dict[str, Any]:
     spec, pool = resolved(**fields)
-    return nodepool.node_pool_args(spec, pool, cluster_location=REGION, zone=None)
+    return nodepool.node_pool_args(spec, pool, cluster_location=REGION, zone=None, gpu_networks=refs(pool))
 
 
 _NESTED_TYPE = re.compile(r"'(\w+?)(?:ArgsDict|Args)'")
@@ -223,7 +233,7 @@ def test_a_pool_over_a_regions_zones_uses_total_limits() -> None:
 
 def test_a_pool_of_a_zonal_cluster_stays_in_the_clusters_zone() -> None:
     spec, pool = resolved(zone=None, minNodes=1, maxNodes=3)
-    args = nodepool.node_pool_args(spec, pool, cluster_location=ZONE, zone=ZONE)
+    args = nodepool.node_pool_args(spec, pool, cluster_location=ZONE, zone=ZONE, gpu_networks=refs(pool))
 
     assert args["autoscaling"] == {"min_node_count": 1, "max_node_count": 3}
     assert args["initial_node_count"] == 1
@@ -291,3 +301,16 @@ def test_a_machine_with_local_ssds_gets_them_for_ephemeral_storage_and_every_poo
     assert "ephemeral_storage_local_ssd_config" not in nodepool.node_config(spec, pool)
     spec, pool = resolved(machineType="g2-standard-48")
     assert "ephemeral_storage_local_ssd_config" not in nodepool.node_config(spec, pool), "no bundled SSDs"
+
+
+def test_a_gpudirect_pool_gets_one_more_nic_per_network_and_a_tcp_pool_none() -> None:
+    args = regional_args()
+    assert args["network_config"] == {
+        "additional_node_network_configs": [
+            {"network": f"train-vpc{i}", "subnetwork": f"train-vpc{i}"} for i in range(1, 5)
+        ]
+    }, "a3-highgpu-8g: tcpx over 4 GPU NICs"
+    assert "network_config" not in regional_args(fabric="tcp")
+    spec, pool = resolved()
+    with pytest.raises(ValueError, match="'vpc1'"):
+        nodepool.node_pool_args(spec, pool, cluster_location=REGION, zone=None)

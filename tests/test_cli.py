@@ -22,7 +22,8 @@ def test_render_dev_writes_every_object_and_a_summary(tmp_path: Path, capsys, mo
     out = tmp_path / "dev"
     assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "pool h100 (8x NVIDIA H100 80GB GPU, roce, up to 4 nodes): 2 jobs, 7 pods, 48 GPUs" in printed
+    assert "pool h100 (8x NVIDIA H100 80GB GPU, roce, " in printed
+    assert "up to 4 nodes): 2 jobs, 7 pods, 48 GPUs" in printed
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
     assert "training/pytorchjob-llama-finetune.yaml" in files
     assert "_cluster/queue-research.yaml" in files
@@ -31,10 +32,29 @@ def test_render_dev_writes_every_object_and_a_summary(tmp_path: Path, capsys, mo
     gpu_operator = yaml.safe_load((out / "helm" / "gpu-operator.yaml").read_text())
     assert gpu_operator["chart"] == "gpu-operator" and gpu_operator["version"] == "v26.7.0"
     assert gpu_operator["repository"] == "https://helm.ngc.nvidia.com/nvidia"
-    assert gpu_operator["values"]["driver"]["rdma"]["enabled"] is True
+    assert gpu_operator["values"]["driver"]["rdma"]["enabled"] is False, "GPUDirect RDMA through DMA-BUF"
+    assert gpu_operator["values"]["driver"]["kernelModuleType"] == "open"
     training = yaml.safe_load((out / "remote" / "training-operator.yaml").read_text())
     assert training["kind"] == "kustomize" and training["ref"] == "v1.9.4"
     assert "--gang-scheduler-name=volcano" in training["patches"]
+
+
+def test_render_warns_of_rails_short_of_gpus_and_a_bare_hca_prefix(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["render", "--stack", "dev", "--out", str(tmp_path / "dev")]) == 0
+    assert "warning" not in capsys.readouterr().err, "dev attaches all 8 rails and names their devices"
+    config = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"]
+    config["gpu-training:nodePools"][0]["rails"] = 1
+    config["gpu-training:nodePools"][0]["networks"] = ["roce-network"]
+    config["gpu-training:network"]["networks"] = [
+        {"name": "roce-network", "type": "macvlan", "master": "enp94s0f0", "ipam": {"range": "192.168.10.0/24"}}
+    ]
+    one_rail = tmp_path / "Pulumi.one-rail.yaml"
+    one_rail.write_text(yaml.safe_dump({"config": config}))
+    assert main(["render", "--config", str(one_rail), "--out", str(tmp_path / "one")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("warning: pool 'h100' (roce) attaches 1 rail for 8 GPUs per node")
+    assert err[1].startswith("warning: pool 'h100': NCCL_IB_HCA=mlx5 is a prefix")
 
 
 def test_render_replaces_its_own_output_and_refuses_a_foreign_folder(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -44,6 +44,8 @@ def without_network(config: dict[str, Any]) -> dict[str, Any]:
     config["gpu-training:jobs"] = []
     config["gpu-training:network"] = {"networks": []}
     config["gpu-training:nodePools"][0].update({"fabric": "tcp", "networks": []})
+    for key in ("rails", "trafficClass", "serviceLevel"):
+        config["gpu-training:nodePools"][0].pop(key, None)
     return config
 
 

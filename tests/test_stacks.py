@@ -31,7 +31,7 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
     assert {j.name for j in jobs} == {"training-llama-finetune", "training-nccl-allreduce"}
     namespace = pulumi_mocks.named("namespace-training")
     claim = pulumi_mocks.named("persistentvolumeclaim-training-training-checkpoints")
-    nad = pulumi_mocks.named("networkattachmentdefinition-training-roce-network")
+    nad = pulumi_mocks.named("networkattachmentdefinition-training-h100-rail-0")
     queue = pulumi_mocks.named("queue-research")
     dataset = pulumi_mocks.named("persistentvolumeclaim-training-training-dataset")
     finetune = set(pulumi_mocks.named("training-llama-finetune-pytorchjob").dependencies)

@@ -1,8 +1,8 @@
-"""The NVIDIA GPU Operator: driver, toolkit, device plugin, GPUDirect RDMA, DCGM exporter."""
+"""The NVIDIA GPU Operator: driver, toolkit, device plugin, GPUDirect RDMA (DMA-BUF or peermem), DCGM exporter."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from components.addons.install import HelmRelease
 from components.manifests.pod import tolerations
@@ -14,6 +14,7 @@ NAME = "gpu-operator"
 NAMESPACE = "gpu-operator"
 # GKE keeps the driver on the host here, and containers find it through this path.
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
+RdmaMode = Literal["dmabuf", "peermem"]
 
 
 def enabled(stack: Stack) -> bool:
@@ -27,12 +28,21 @@ def driver(stack: Stack) -> bool:
     return spec.driver if spec.driver is not None else stack.config.cluster.provider == "existing"
 
 
-def rdma(stack: Stack) -> bool:
-    """Whether GPUDirect RDMA (nvidia-peermem) is on: by default when a pool runs InfiniBand or RoCE."""
-    spec = stack.config.gpu_operator
-    if spec.rdma is not None:
-        return spec.rdma
-    return stack.rdma
+def rdma(stack: Stack) -> RdmaMode | None:
+    """How GPUDirect RDMA registers GPU memory with the NICs: dmabuf (by default when a pool runs
+    InfiniBand or RoCE), peermem when asked for, None when off."""
+    asked = stack.config.gpu_operator.rdma
+    if asked is None:
+        return "dmabuf" if stack.rdma else None
+    if isinstance(asked, bool):
+        return "dmabuf" if asked else None
+    return asked
+
+
+def needs_mofed_container(stack: Stack) -> bool:
+    """Whether nvidia-peermem needs the Network Operator's DOCA-OFED driver container: peermem without
+    MOFED on the hosts. The driver DaemonSet waits for MOFED, so something must bring it."""
+    return enabled(stack) and rdma(stack) == "peermem" and not stack.config.gpu_operator.use_host_mofed
 
 
 def release(stack: Stack) -> HelmRelease:
@@ -41,7 +51,8 @@ def release(stack: Stack) -> HelmRelease:
     values: dict[str, Any] = {
         "driver": {
             "enabled": driver(stack),
-            "rdma": {"enabled": rdma(stack), "useHostMofed": stack.config.gpu_operator.use_host_mofed},
+            # Only peermem loads a module that waits for MOFED; DMA-BUF needs none.
+            "rdma": {"enabled": rdma(stack) == "peermem", "useHostMofed": stack.config.gpu_operator.use_host_mofed},
         },
         # The EKS accelerated AMI ships the NVIDIA container toolkit with the driver.
         "toolkit": {"enabled": provider != "aws"},
@@ -49,6 +60,9 @@ def release(stack: Stack) -> HelmRelease:
         "dcgmExporter": {"serviceMonitor": {"enabled": stack.config.monitoring.prometheus}},
         "daemonsets": {"tolerations": tolerations(taints_of(list(stack.pools.values())))},
     }
+    if rdma(stack) == "dmabuf" and driver(stack):
+        # DMA-BUF needs the open GPU kernel modules (the proprietary ones do not export DMA-BUFs).
+        values["driver"]["kernelModuleType"] = "open"
     if provider == "gcp":
         values["toolkit"]["installDir"] = GKE_DRIVER_DIR
         values["hostPaths"] = {"driverInstallDir": GKE_DRIVER_DIR}

@@ -41,7 +41,7 @@ DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
 
 def multus(stack: Stack) -> RemoteInstall | None:
     """The Multus thick plugin, when pools attach secondary networks."""
-    if not stack.config.network.multus.enabled or not stack.config.network.networks:
+    if not stack.config.network.multus.enabled or not stack.config.all_networks:
         return None
     return RemoteInstall(MULTUS_NAME, (MULTUS,), patches=(f"the multus container image is pinned to {MULTUS_IMAGE}",))
 
@@ -70,7 +70,7 @@ pin_whereabouts_image = pin_image(WHEREABOUTS_IMAGE)
 
 def whereabouts(stack: Stack) -> RemoteInstall | None:
     """Whereabouts IPAM, when a network uses it."""
-    if not any(n.ipam.type == "whereabouts" for n in stack.config.network.networks):
+    if not any(n.ipam and n.ipam.type == "whereabouts" for n in stack.config.all_networks):
         return None
     return RemoteInstall(
         WHEREABOUTS_NAME,
@@ -81,8 +81,12 @@ def whereabouts(stack: Stack) -> RemoteInstall | None:
 
 
 def network_operator(stack: Stack) -> HelmRelease | None:
-    """The NVIDIA Network Operator, which runs the RDMA shared device plugin (and MOFED if asked)."""
-    if not (stack.rdma and stack.config.network.rdma.shared_device_plugin):
+    """The NVIDIA Network Operator, for what its NicClusterPolicy runs: the RDMA shared device plugin, the
+    IPoIB CNI, and the DOCA-OFED driver that nvidia-peermem needs without host MOFED."""
+    wanted = (
+        stack.config.network.rdma.shared_device_plugin or _ipoib(stack) or gpu_operator.needs_mofed_container(stack)
+    )
+    if not (stack.rdma and wanted):
         return None
     # NFD must run from exactly one chart: the GPU Operator's when it is installed.
     values = {"nfd": {"enabled": not gpu_operator.enabled(stack)}, "sriovNetworkOperator": {"enabled": False}}
@@ -90,34 +94,63 @@ def network_operator(stack: Stack) -> HelmRelease | None:
 
 
 def nic_cluster_policy(stack: Stack) -> dict[str, Any] | None:
-    """The NicClusterPolicy: the RDMA shared device plugin exposing the configured resource, the
-    standard CNI plugins, and the DOCA-OFED driver when GPUDirect RDMA has no host MOFED."""
+    """The NicClusterPolicy, on the RDMA pools' nodes only: the RDMA shared device plugin exposing the
+    configured resource on the rails' interfaces, the standard CNI plugins, the IPoIB CNI when a network
+    uses it, and the DOCA-OFED driver only for nvidia-peermem without host MOFED."""
     if network_operator(stack) is None:
         return None
-    rdma = stack.config.network.rdma
-    prefix, name = rdma.resource_name.split("/", 1)
-    interfaces = rdma.interfaces or sorted({n.master for n in stack.config.network.networks if n.master})
-    selectors: dict[str, Any] = {"vendors": [MELLANOX_VENDOR]}
-    if interfaces:
-        selectors["ifNames"] = interfaces
-    entry: dict[str, Any] = {"resourceName": name, "rdmaHcaMax": RDMA_HCA_MAX, "selectors": selectors}
-    if prefix != "rdma":
-        entry["resourcePrefix"] = prefix
-    spec: dict[str, Any] = {
-        "rdmaSharedDevicePlugin": {
-            **_image("k8s-rdma-shared-dev-plugin"),
-            "config": json.dumps({"configList": [entry]}),
-        },
-        "secondaryNetwork": {"cniPlugins": _image("plugins")},
-    }
-    if gpu_operator.enabled(stack) and gpu_operator.rdma(stack) and not stack.config.gpu_operator.use_host_mofed:
+    spec: dict[str, Any] = {}
+    pools = [p for p in stack.pools.values() if p.fabric in ("infiniband", "roce")]
+    # Its DaemonSets (the driver container above all, which reloads mlx5) stay off nodes whose
+    # management NIC is a ConnectX but that carry no RDMA pool.
+    terms = [
+        {"matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(p.node_selector.items())]}
+        for p in pools
+    ]
+    if terms and all(t["matchExpressions"] for t in terms):
+        spec["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    taints = taints_of(pools)
+    if taints:
+        spec["tolerations"] = tolerations(taints)
+    if gpu_operator.needs_mofed_container(stack):
         spec["ofedDriver"] = {"image": "doca-driver", "repository": MELLANOX_REPOSITORY, "version": DOCA_DRIVER_VERSION}
+    if stack.config.network.rdma.shared_device_plugin:
+        spec["rdmaSharedDevicePlugin"] = {
+            **_image("k8s-rdma-shared-dev-plugin"),
+            "config": json.dumps({"configList": [_rdma_resource(stack)]}),
+        }
+    spec["secondaryNetwork"] = {"cniPlugins": _image("plugins")}
+    if _ipoib(stack):
+        spec["secondaryNetwork"]["ipoib"] = _image("ipoib-cni")
     return {
         "apiVersion": "mellanox.com/v1alpha1",
         "kind": "NicClusterPolicy",
         "metadata": metadata(NIC_CLUSTER_POLICY),
         "spec": spec,
     }
+
+
+def _rdma_resource(stack: Stack) -> dict[str, Any]:
+    """The shared device plugin's resource: Mellanox devices behind the configured interfaces, else behind
+    the rails' interfaces and the NADs' parents."""
+    rdma = stack.config.network.rdma
+    prefix, name = rdma.resource_name.split("/", 1)
+    rails = [n for pool in stack.config.node_pools for n in pool.rail_networks()]
+    parents = {n.master for n in stack.config.all_networks if n.master}
+    # A host-device rail names its interface (a hand-declared one may name an RDMA device instead).
+    parents |= {n.device for n in rails if n.type == "host-device" and n.device}
+    interfaces = rdma.interfaces or sorted(parents)
+    selectors: dict[str, Any] = {"vendors": [MELLANOX_VENDOR]}
+    if interfaces:
+        selectors["ifNames"] = interfaces
+    entry: dict[str, Any] = {"resourceName": name, "rdmaHcaMax": RDMA_HCA_MAX, "selectors": selectors}
+    if prefix != "rdma":
+        entry["resourcePrefix"] = prefix
+    return entry
+
+
+def _ipoib(stack: Stack) -> bool:
+    return any(n.type == "ipoib" for n in stack.config.all_networks)
 
 
 def _image(image: str) -> dict[str, str]:

@@ -61,6 +61,9 @@ def _render(args: argparse.Namespace) -> int:
     files = write(rendered, out)
     print(rendered.summary())
     print(f"wrote {len(files)} files to {out}/")
+    for pool in rendered.stack.pools.values():
+        for advice in pool.rdma_advice():
+            print(f"warning: {advice}", file=sys.stderr)
     return 0
 
 

@@ -41,6 +41,9 @@ def cni_config(spec: NetworkSpec) -> dict[str, Any]:
     config: dict[str, Any] = {"cniVersion": CNI_VERSION, "name": spec.name, "type": spec.type}
     if spec.type == "macvlan":
         config |= {"master": spec.master, "mode": spec.mode}
+    elif spec.type == "ipoib":
+        # The IPoIB CNI (NicClusterPolicy secondaryNetwork.ipoib) makes a child of the host's IPoIB link.
+        config["master"] = spec.master
     elif spec.type == "host-device":
         config["device"] = spec.device
     elif spec.type == "sriov":
@@ -52,7 +55,8 @@ def cni_config(spec: NetworkSpec) -> dict[str, Any]:
         config |= {"link_state": "enable", "rdmaIsolation": True}
     if spec.mtu is not None:
         config["mtu"] = spec.mtu
-    config["ipam"] = ipam(spec.ipam)
+    if spec.ipam is not None:
+        config["ipam"] = ipam(spec.ipam)
     return config
 
 

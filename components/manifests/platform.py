@@ -25,8 +25,8 @@ def namespaces(stack: Stack) -> list[dict[str, Any]]:
 
 
 def networks(stack: Stack) -> list[dict[str, Any]]:
-    """The NetworkAttachmentDefinitions."""
-    return [network_attachment_definition(n) for n in stack.config.network.networks]
+    """The NetworkAttachmentDefinitions: those declared, and one per rail of pools whose rails make them."""
+    return [network_attachment_definition(n) for n in stack.config.all_networks]
 
 
 def storage(stack: Stack) -> list[dict[str, Any]]:

@@ -18,11 +18,14 @@ class GpuOperatorSpec(Spec):
     driver: bool | None = None
     """Run the containerized driver. Default: false on AWS (the accelerated AMI ships it) and
     GCP (GKE-managed drivers), true on existing clusters."""
-    rdma: bool | None = None
-    """GPUDirect RDMA through nvidia-peermem (driver.rdma.enabled). Default: true when a pool's
-    fabric is infiniband or roce."""
+    rdma: Literal["dmabuf", "peermem"] | bool | None = None
+    """GPUDirect RDMA: dmabuf (the Linux kernel's DMA-BUF, with the open GPU kernel modules and the
+    inbox NIC drivers; no MOFED) | peermem (the legacy nvidia-peermem module, which needs MOFED: the
+    hosts' with useHostMofed, else the Network Operator's DOCA-OFED driver container) | true (dmabuf) |
+    false (off). Default: dmabuf when a pool's fabric is infiniband or roce, else off."""
     use_host_mofed: bool = False
-    """MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed). Default: false."""
+    """peermem: MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed), so no driver
+    container brings it. Default: false."""
 
 
 class MonitoringSpec(Spec):

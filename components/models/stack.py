@@ -7,7 +7,7 @@ from pydantic import Field
 from components.models.base import Spec
 from components.models.cluster import ClusterSpec
 from components.models.job import TrainingJobSpec
-from components.models.network import NetworkConfig
+from components.models.network import NetworkConfig, NetworkSpec
 from components.models.nodepool import NodePoolSpec
 from components.models.platform import (
     GpuOperatorSpec,
@@ -51,6 +51,11 @@ class StackConfig(Spec):
     def config_keys(cls) -> tuple[str, ...]:
         """The config keys a stack file may set, camelCase."""
         return tuple(field.alias or name for name, field in cls.model_fields.items())
+
+    @property
+    def all_networks(self) -> list[NetworkSpec]:
+        """Every NetworkAttachmentDefinition: network.networks, then the NADs each pool's rails make."""
+        return [*self.network.networks, *(n for pool in self.node_pools for n in pool.rail_networks())]
 
     @property
     def runs_gpu_operator(self) -> bool:

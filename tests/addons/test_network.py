@@ -63,22 +63,140 @@ def test_multus_and_whereabouts_images_are_pinned() -> None:
     assert network.pin_whereabouts_image(crd) is crd
 
 
-def test_nic_cluster_policy_exposes_the_configured_rdma_resource() -> None:
+def test_nic_cluster_policy_exposes_the_rdma_resource_on_every_rail() -> None:
     policy = network.nic_cluster_policy(stack_file("dev"))
     assert_valid(policy)
     assert policy["metadata"]["name"] == "nic-cluster-policy"
     config = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])
+    rails = [f"ens{n}f0np0" for n in range(1, 9)]
     assert config == {
         "configList": [
             {
                 "resourceName": "rdma_shared_device_a",
                 "rdmaHcaMax": 63,
-                "selectors": {"vendors": ["15b3"], "ifNames": ["enp94s0f0"]},
+                "selectors": {"vendors": ["15b3"], "ifNames": rails},
             }
         ]
     }
+    assert "ofedDriver" not in policy["spec"], "DMA-BUF works with the inbox drivers: no DOCA-OFED container"
+    assert policy["spec"]["secondaryNetwork"] == {
+        "cniPlugins": {
+            "image": "plugins",
+            "repository": "nvcr.io/nvidia/mellanox",
+            "version": "network-operator-v26.4.1",
+        }
+    }
+
+
+def test_nic_cluster_policy_runs_on_the_rdma_pools_nodes_only_and_tolerates_their_taints() -> None:
+    pools = [
+        {
+            "name": "h100",
+            "gpusPerNode": 8,
+            "maxNodes": 4,
+            "fabric": "roce",
+            "rails": {"count": 8, "interfaces": "ens{n}f0np0", "range": "192.168.0.0/16"},
+            "taints": [{"key": "dedicated", "value": "training", "effect": "NoSchedule"}],
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "rack": "r1"},
+        },
+        {"name": "l4", "gpusPerNode": 4, "maxNodes": 2, "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"}},
+    ]
+    policy = network.nic_cluster_policy(stack_file("dev", nodePools=pools, jobs=[]))
+    assert_valid(policy)
+    assert policy["spec"]["nodeAffinity"] == {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]},
+                        {"key": "rack", "operator": "In", "values": ["r1"]},
+                    ]
+                }
+            ]
+        }
+    }, "the tcp pool's nodes get none of it"
+    assert policy["spec"]["tolerations"] == [
+        {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}
+    ]
+
+
+def test_peermem_without_host_mofed_brings_the_doca_driver_scoped_to_the_rdma_nodes() -> None:
+    policy = network.nic_cluster_policy(stack_file("dev", gpuOperator={"rdma": "peermem"}))
+    assert_valid(policy)
     assert policy["spec"]["ofedDriver"]["image"] == "doca-driver", "no host MOFED: the operator brings it"
-    assert policy["spec"]["secondaryNetwork"]["cniPlugins"]["version"] == "network-operator-v26.4.1"
+    assert "nodeAffinity" in policy["spec"]
+    hosts = stack_file("dev", gpuOperator={"rdma": "peermem", "useHostMofed": True})
+    assert "ofedDriver" not in network.nic_cluster_policy(hosts)["spec"]
+
+
+SRIOV_ONLY = {
+    "networks": [
+        {
+            "name": "ib-net",
+            "type": "ib-sriov",
+            "resourceName": "openshift.io/ib_vf",
+            "ipam": {"type": "whereabouts", "range": "192.168.20.0/24"},
+        }
+    ],
+    "rdma": {"sharedDevicePlugin": False},
+}
+IB_POOL = {
+    "name": "h100",
+    "gpusPerNode": 8,
+    "maxNodes": 4,
+    "fabric": "infiniband",
+    "networks": ["ib-net"],
+    "nodeSelector": {"nvidia.com/gpu.present": "true"},
+}
+
+
+def test_an_sriov_only_stack_installs_no_network_operator_with_dma_buf() -> None:
+    stack = stack_file("dev", network=SRIOV_ONLY, nodePools=[IB_POOL], jobs=[])
+    assert network.network_operator(stack) is None and network.nic_cluster_policy(stack) is None
+
+
+def test_an_sriov_only_stack_with_peermem_gets_mofed_from_the_network_operator() -> None:
+    # Without it, the GPU driver's init container would wait for MOFED forever.
+    stack = stack_file("dev", network=SRIOV_ONLY, nodePools=[IB_POOL], jobs=[], gpuOperator={"rdma": "peermem"})
+    assert network.network_operator(stack) is not None
+    policy = network.nic_cluster_policy(stack)
+    assert_valid(policy)
+    assert "ofedDriver" in policy["spec"] and "rdmaSharedDevicePlugin" not in policy["spec"]
+
+
+def test_ipoib_networks_get_the_ipoib_cni_and_their_parents_in_the_shared_plugin() -> None:
+    ipoib = {"name": "ib0", "type": "ipoib", "master": "ibs1", "ipam": {"range": "192.168.30.0/24"}}
+    pool = {**IB_POOL, "networks": ["ib0"]}
+    stack = stack_file("dev", network={"networks": [ipoib]}, nodePools=[pool], jobs=[])
+    policy = network.nic_cluster_policy(stack)
+    assert_valid(policy)
+    assert policy["spec"]["secondaryNetwork"]["ipoib"]["image"] == "ipoib-cni"
+    entry = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])["configList"][0]
+    assert entry["selectors"]["ifNames"] == ["ibs1"]
+    assert "ipoib" not in network.nic_cluster_policy(stack_file("dev"))["spec"]["secondaryNetwork"]
+
+
+def test_ipoib_rails_get_the_ipoib_cni_and_the_shared_plugin_on_their_parents() -> None:
+    pool = {**IB_POOL, "networks": [], "rails": {"count": 4, "interfaces": "ibp{i}s0", "range": "10.10.0.0/16"}}
+    policy = network.nic_cluster_policy(stack_file("dev", network={}, nodePools=[pool], jobs=[]))
+    assert_valid(policy)
+    assert "ipoib" in policy["spec"]["secondaryNetwork"]
+    entry = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])["configList"][0]
+    assert entry["selectors"]["ifNames"] == ["ibp0s0", "ibp1s0", "ibp2s0", "ibp3s0"]
+
+
+def test_host_device_rails_expose_their_interfaces() -> None:
+    pool = {
+        "name": "h100",
+        "gpusPerNode": 8,
+        "maxNodes": 4,
+        "fabric": "roce",
+        "rails": {"count": 2, "type": "host-device", "interfaces": ["ens1np0", "ens2np0"], "range": "10.0.0.0/16"},
+        "nodeSelector": {"nvidia.com/gpu.present": "true"},
+    }
+    policy = network.nic_cluster_policy(stack_file("dev", nodePools=[pool], jobs=[]))
+    entry = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])["configList"][0]
+    assert entry["selectors"]["ifNames"] == ["ens1np0", "ens2np0"]
 
 
 def test_host_mofed_means_no_driver_container_and_a_custom_prefix_is_kept() -> None:

@@ -137,6 +137,16 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
             }
             if fabric != "tcp" and draw(st.booleans()):
                 pool["networks"] = ["fabric-net"]
+            elif fabric != "tcp" and draw(st.booleans()):
+                # One NAD per rail (macvlan on roce, ipoib on infiniband), each on its own subnet.
+                pool["rails"] = {
+                    "count": draw(st.integers(1, 8)),
+                    "interfaces": f"{name}-ens{{n}}",
+                    "devices": "mlx5_{i}",
+                    "range": draw(st.sampled_from(["10.64.0.0/16", "fd00:64::/48"])),
+                    "speedGbps": draw(st.sampled_from([100, 200, 400])),
+                }
+                pool["trafficClass"] = draw(st.integers(0, 255))
         pools.append(pool)
     cluster: dict[str, Any] = {"provider": provider, "name": "fuzz"}
     if provider == "aws":

@@ -51,7 +51,7 @@ def test_dev_installs_the_rdma_stack_in_order(pulumi_mocks: RecordingMonitor, mo
     gpu = release(pulumi_mocks, "gpu-operator")
     assert gpu.inputs["chart"] == "gpu-operator" and gpu.inputs["version"] == "v26.7.0"
     assert gpu.inputs["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
-    assert gpu.inputs["values"]["driver"]["rdma"]["enabled"] is True
+    assert gpu.inputs["values"]["driver"]["rdma"]["enabled"] is False, "DMA-BUF: no nvidia-peermem, no MOFED"
     network = release(pulumi_mocks, "network-operator")
     volcano = release(pulumi_mocks, "volcano")
     assert one(pulumi_mocks, "NicClusterPolicy").dependencies == [network.urn]
@@ -59,13 +59,13 @@ def test_dev_installs_the_rdma_stack_in_order(pulumi_mocks: RecordingMonitor, mo
 
     (multus,) = pulumi_mocks.of_type("kubernetes:yaml/v2:ConfigFile")
     assert multus.inputs["file"].endswith("/v4.3.0/deployments/multus-daemonset-thick.yml")
-    nad = one(pulumi_mocks, "NetworkAttachmentDefinition")
-    assert multus.urn in nad.dependencies, "NADs wait for the NAD CRD"
-    config = json.loads(nad.inputs["spec"]["config"])
+    nads = pulumi_mocks.of_type("kubernetes:k8s.cni.cncf.io/v1:NetworkAttachmentDefinition")
+    assert len(nads) == 8 and all(multus.urn in nad.dependencies for nad in nads), "NADs wait for the NAD CRD"
+    config = json.loads(next(n for n in nads if n.inputs["metadata"]["name"] == "h100-rail-1").inputs["spec"]["config"])
     assert (config["type"], config["master"], config["ipam"]) == (
         "macvlan",
-        "enp94s0f0",
-        {"type": "whereabouts", "range": "192.168.10.0/24"},
+        "ens2f0np0",
+        {"type": "whereabouts", "range": "192.168.1.0/24"},
     )
     queue = one(pulumi_mocks, "Queue")
     assert queue.inputs["spec"]["capability"] == {"nvidia.com/gpu": 32} and queue.inputs["spec"]["weight"] == 1

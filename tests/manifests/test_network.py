@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from components.manifests.network import RESOURCE_ANNOTATION, network_attachment_definition
-from components.models import NetworkSpec
+from components.models import NetworkSpec, NodePoolSpec
 from tests.support.schemas import assert_valid
 
 IPAM = {"type": "whereabouts", "range": "192.168.10.0/24"}
@@ -29,6 +29,7 @@ NETWORKS: dict[str, dict[str, Any]] = {
     "sriov": {"type": "sriov", "resourceName": "nvidia.com/sriov_rdma_vf", "vlan": 100},
     "ib-sriov": {"type": "ib-sriov", "resourceName": "nvidia.com/sriov_ib_vf", "pkey": "0x00FF"},
     "host-device": {"type": "host-device", "device": "mlx5_0"},
+    "ipoib": {"type": "ipoib", "master": "ibs1"},
 }
 
 
@@ -85,6 +86,31 @@ def test_host_device_names_its_device() -> None:
     cni = config(nad(**NETWORKS["host-device"]))
     assert cni["device"] == "mlx5_0"
     assert "master" not in cni
+
+
+def test_ipoib_makes_a_child_of_its_ipoib_parent() -> None:
+    obj = nad(**NETWORKS["ipoib"])
+    cni = config(obj)
+    assert (cni["type"], cni["master"]) == ("ipoib", "ibs1")
+    assert "mode" not in cni and RESOURCE_ANNOTATION not in obj["metadata"].get("annotations", {})
+
+
+def test_an_ipoib_network_without_addresses_has_no_ipam() -> None:
+    obj = network_attachment_definition(NetworkSpec.model_validate({"name": "ib0", "type": "ipoib", "master": "ibs1"}))
+    assert_valid(obj)
+    assert "ipam" not in config(obj)
+
+
+def test_the_rdma_device_stays_out_of_the_cni_config() -> None:
+    assert "rdmaDevice" not in config(nad(rdmaDevice="mlx5_0", **NETWORKS["macvlan"]))
+
+
+def test_every_rails_nad_validates() -> None:
+    rails = {"count": 8, "interfaces": "ens{n}f0np0", "devices": "mlx5_{i}", "range": "192.168.0.0/16", "mtu": 9000}
+    spec = NodePoolSpec.model_validate({"name": "h100", "fabric": "roce", "rails": rails})
+    objects = [network_attachment_definition(n) for n in spec.rail_networks()]
+    assert_valid(*objects)
+    assert [config(o)["ipam"]["range"] for o in objects][-1] == "192.168.7.0/24"
 
 
 def test_mtu_only_when_set() -> None:

@@ -94,3 +94,21 @@ def test_mistakes_are_reported_without_a_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_rendered_eks_job_short_of_efa_is_caught_through_its_karpenter_pool(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["render", "--stack", "prod", "--out", str(tmp_path / "prod")]) == 0
+    job = tmp_path / "prod" / "training" / "mpijob-nccl-tests.yaml"
+    document = yaml.safe_load(job.read_text())
+    resources = document["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]
+    for section in resources.values():
+        section["vpc.amazonaws.com/efa"] = 8
+    job.write_text(yaml.safe_dump(document))
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "prod")]) == 1
+    out = capsys.readouterr().out
+    assert "fabric-attached" in out and "attaches 8 of 32 EFA devices of pool p5 (p5.48xlarge)" in out
+    assert main(["check", str(job)]) == 0, "alone, the job's pool label tells nothing of its nodes"

@@ -5,10 +5,10 @@ Pure: each rule looks at plain subjects (Kubernetes objects as dicts, cloud fact
 
 from __future__ import annotations
 
-from components.rules import cloud, workloads
+from components.rules import attachment, cloud, workloads
 from components.rules.rule import Finding, Rule, Settings, Subject
 
-RULES: tuple[Rule, ...] = (*workloads.RULES, *cloud.RULES)
+RULES: tuple[Rule, ...] = (*workloads.RULES, *attachment.RULES, *cloud.RULES)
 """Every rule, by id order of definition."""
 
 

@@ -12,6 +12,8 @@ _BLOCKING = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
 def gpu_pools_tainted(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
     """GPU node pools are tainted, so that only pods that asked for GPUs land there."""
     data = subject.data
+    if data.get("existing"):
+        return  # an existing cluster's pool: not built here
     if data.get("gpus") and not any(t.get("effect") in _BLOCKING for t in data.get("taints") or []):
         yield "a GPU pool without a NoSchedule taint fills its nodes with pods that need no GPU"
 
@@ -19,12 +21,17 @@ def gpu_pools_tainted(subject: Subject, _: list[Subject], __: Settings) -> Itera
 def efa_placement(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
     """EFA pools have a cluster placement group in one zone."""
     data = subject.data
-    if not data.get("efa"):
+    if not data.get("efa") or data.get("existing"):
         return
     if data.get("zones") != 1:
         yield "an EFA pool spans several zones; EFA traffic does not cross a zone"
     if not data.get("placement_group"):
         yield "an EFA pool without a cluster placement group (fine on a reservation that brings its own placement)"
+
+
+def rdma_rails(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+    """RoCE / InfiniBand pools give every GPU a rail of its own and name their HCAs exactly."""
+    yield from subject.data.get("rdma_advice") or ()
 
 
 def storage_retained(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
@@ -59,6 +66,15 @@ RULES: tuple[Rule, ...] = (
         "give the pool a zone and placement: cluster",
         ("NodePool",),
         efa_placement,
+    ),
+    Rule(
+        "rdma-rails",
+        "high",
+        "advisory",
+        (rdma_rails.__doc__ or "").strip(),
+        "declare the pool's `rails` (one network per rail, NCCL_IB_HCA from their devices)",
+        ("NodePool",),
+        rdma_rails,
     ),
     Rule(
         "storage-retained",

@@ -5,14 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from components import catalog
 from components.manifests.meta import key
-from components.pool import Pool
+from components.pool import POOL_LABEL, Pool
 from components.rules.rule import Subject
 
 # Pulumi resource types of the clouds' GPU pools and file systems, as a preview names them.
 AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+GKE_NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+"""The label GKE puts on every node of a node pool, with the pool's name."""
+KARPENTER_POOL_LABEL = "karpenter.sh/nodepool"
+"""The label Karpenter puts on the nodes it makes, with their NodePool's name."""
 FILE_SYSTEMS = (
     "aws:efs/fileSystem:FileSystem",
     "aws:fsx/lustreFileSystem:LustreFileSystem",
@@ -26,7 +31,7 @@ def from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Subject]:
 
 
 def from_pools(pools: Iterable[Pool]) -> list[Subject]:
-    """A NodePool subject per resolved pool (what the cloud side builds from it)."""
+    """A NodePool subject per resolved pool: what the cloud side builds from it, or an existing cluster's."""
     return [
         Subject(
             f"NodePool/{p.name}",
@@ -37,11 +42,34 @@ def from_pools(pools: Iterable[Pool]) -> list[Subject]:
                 "efa": p.fabric == "efa",
                 "placement_group": p.placement != "none",
                 "zones": 1 if p.zone else None,
+                "existing": p.provider == "existing",
+                "fabric": p.fabric,
+                "machine_type": p.machine_type,
+                "efa_interfaces": p.efa_interfaces,
+                "gpu_nics": p.gpu_nics,
+                "networks": len(p.networks),
+                "selectors": _pool_selectors(p),
+                "rdma_advice": p.rdma_advice(),
             },
         )
         for p in pools
-        if p.provider != "existing"
     ]
+
+
+def _pool_selectors(pool: Pool) -> list[dict[str, str]]:
+    """The node selectors that pick the pool's nodes: the one jobs use, and the provisioner's own label."""
+    found = [dict(pool.node_selector)] if pool.node_selector else []
+    if pool.provider == "gcp":
+        found.append({GKE_NODE_POOL_LABEL: pool.name})
+    elif pool.provisioner == "karpenter":
+        found.append({KARPENTER_POOL_LABEL: pool.name})
+    return found
+
+
+def _label_selectors(labels: Any, **own: Any) -> list[dict[str, str]]:
+    """The selectors of a preview's pool: our pool label among its node labels, and its provider's own."""
+    found = [{POOL_LABEL: labels[POOL_LABEL]}] if isinstance(labels, Mapping) and labels.get(POOL_LABEL) else []
+    return found + [{k: v} for k, v in own.items() if isinstance(v, str) and v]
 
 
 def from_resources(resources: Iterable[Any]) -> list[Subject]:
@@ -62,22 +90,37 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
         elif r.resource_type == AWS_NODE_GROUP:
             template = _launch_template(props, r, templates, by_id)
             interfaces = template.get("networkInterfaces") or []
+            efa = sum(isinstance(i, Mapping) and i.get("interfaceType") in ("efa", "efa-only") for i in interfaces)
+            instance_type = template.get("instanceType") or next(iter(props.get("instanceTypes") or []), None)
+            machine = catalog.lookup("aws", instance_type) if isinstance(instance_type, str) else None
+            gpu_ami = str(props.get("amiType", "")).endswith("NVIDIA")
             out.append(
                 Subject(
                     f"NodeGroup/{r.name}",
                     "NodePool",
                     {
-                        "gpus": 1 if str(props.get("amiType", "")).endswith("NVIDIA") else 0,
+                        "gpus": (machine.gpus if machine else 1) if gpu_ami else 0,
                         "taints": props.get("taints") or [],
-                        "efa": any(i.get("interfaceType") in ("efa", "efa-only") for i in interfaces),
+                        "efa": bool(efa),
                         "placement_group": bool((template.get("placement") or {}).get("groupName")),
                         "zones": len(props.get("subnetIds") or []) or None,
+                        "fabric": "efa" if efa else "tcp",
+                        "machine_type": instance_type,
+                        "efa_interfaces": efa,
+                        "selectors": _label_selectors(props.get("labels")),
                     },
                     r.urn,
                 )
             )
         elif r.resource_type == GKE_NODE_POOL:
             config = props.get("nodeConfig") or {}
+            machine_type = config.get("machineType")
+            machine = catalog.lookup("gcp", machine_type) if isinstance(machine_type, str) else None
+            # GPUDirect needs the GPU NIC networks on the nodes: attached one by one, or made by GKE's
+            # accelerator network profile. Without them the pool is tcp.
+            network = props.get("networkConfig") or {}
+            nics = network.get("additionalNodeNetworkConfigs") or network.get("acceleratorNetworkProfile") == "auto"
+            fabric = machine.gpudirect if machine and machine.gpudirect and nics else "tcp"
             out.append(
                 Subject(
                     f"NodePool/{r.name}",
@@ -88,6 +131,10 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
                         "efa": False,
                         "placement_group": True,
                         "zones": 1,
+                        "fabric": fabric,
+                        "machine_type": machine_type,
+                        "gpu_nics": machine.gpu_nics if machine and fabric != "tcp" else 0,
+                        "selectors": _label_selectors(config.get("labels"), **{GKE_NODE_POOL_LABEL: props.get("name")}),
                     },
                     r.urn,
                 )

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from components import quantity
-from components.fabric import MULTUS_ANNOTATION as MULTUS
+from components.fabric import PRIMARY_INTERFACE
 from components.manifests.gang import KUEUE_QUEUE_LABEL as KUEUE_QUEUE
 from components.manifests.pod import VOLCANO_GROUP_ANNOTATION
 from components.models.nodepool import GPU_TAINT_KEY as GPU_TAINT
-from components.rules.pods import GPU, REPLICA_KEYS, PodTemplate, multi_node, templates
+from components.rules.pods import GPU, REPLICA_KEYS, PodTemplate, multi_node, resources, templates
 from components.rules.rule import Rule, Settings, Subject
 
 # Volcano reads either annotation; we write the first.
@@ -84,28 +84,37 @@ def gang_scheduled(subject: Subject, _: list[Subject], settings: Settings) -> It
             yield f"{t.role} pods are not gang-scheduled by Volcano (schedulerName volcano and a PodGroup)"
 
 
-def _interfaces(t: PodTemplate) -> tuple[str, ...]:
-    attached = (t.metadata.get("annotations") or {}).get(MULTUS, "")
-    names: list[str] = []
-    for index, item in enumerate(a for a in attached.split(",") if a.strip()):
-        names.append(item.split("@", 1)[1].strip() if "@" in item else f"net{index + 1}")
-    return ("eth0", *names) if not t.spec.get("hostNetwork") else ("*",)
+# GKE GPUDirect's NCCL plugins name the GPU NICs themselves; NCCL_SOCKET_IFNAME stays on eth0 there.
+GKE_NIC_VARIABLES = ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "NCCL_FASTRAK_IFNAME")
 
 
 def nccl_interface(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
-    """NCCL_SOCKET_IFNAME names an interface the pod has, and not eth0 when Multus attaches a fabric."""
+    """NCCL_SOCKET_IFNAME (and GKE's GPU NIC variables) name interfaces the pod has, and NCCL_SOCKET_IFNAME
+    is not eth0 when Multus attaches a fabric."""
     for t in _gpu_templates(subject):
-        interfaces = _interfaces(t)
+        if t.spec.get("hostNetwork"):
+            continue  # the pod sees every interface of its node
+        multus = [interface for _, interface in t.multus_networks()]
+        gke = [name for name, _ in t.gke_interfaces() or [] if name and name != PRIMARY_INTERFACE]
+        interfaces = (PRIMARY_INTERFACE, *multus, *gke)
         for c in t.spec.get("containers", []):
             where = f"{t.role}/{c.get('name')}"
-            value = t.env(c).get("NCCL_SOCKET_IFNAME")
-            if value is None or "*" in interfaces or value.startswith("^"):
-                continue
-            wanted = [v.lstrip("=") for v in value.split(",")]
-            if not any(i.startswith(w) for w in wanted for i in interfaces):
-                yield f"{where}: NCCL_SOCKET_IFNAME={value} names no interface of the pod ({', '.join(interfaces)})"
-            elif len(interfaces) > 1 and all(w.startswith("eth") for w in wanted):
-                yield f"{where}: the pod attaches {', '.join(interfaces[1:])} but NCCL bootstraps on eth0"
+            env = t.env(c)
+            value = env.get("NCCL_SOCKET_IFNAME")
+            if value is not None and not value.startswith("^"):
+                wanted = [v.lstrip("=") for v in value.split(",")]
+                if not any(i.startswith(w) for w in wanted for i in interfaces):
+                    yield f"{where}: NCCL_SOCKET_IFNAME={value} names no interface of the pod ({', '.join(interfaces)})"
+                elif multus and all(w.startswith("eth") for w in wanted):
+                    yield f"{where}: the pod attaches {', '.join(multus)} but NCCL bootstraps on eth0"
+            for variable in GKE_NIC_VARIABLES if gke else ():
+                names = [n.strip() for n in env.get(variable, "").split(",") if n.strip()]
+                missing = [n for n in names if n not in interfaces]
+                if missing:
+                    yield (
+                        f"{where}: {variable} names {', '.join(missing)}, which the pod does not attach "
+                        f"({', '.join(interfaces)})"
+                    )
 
 
 def rdma_devices(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
@@ -117,14 +126,10 @@ def rdma_devices(subject: Subject, _: list[Subject], __: Settings) -> Iterator[s
                 continue
             if not (c.get("resources") or {}).get("limits") and not (c.get("resources") or {}).get("requests"):
                 continue  # an MPI launcher: it forwards the variables and runs no NCCL itself
-            resources = {
-                **((c.get("resources") or {}).get("requests") or {}),
-                **((c.get("resources") or {}).get("limits") or {}),
-            }
-            if GPU not in resources:
+            if GPU not in (requested := resources(c)):
                 continue
             context = c.get("securityContext") or {}
-            if not any(RDMA_RESOURCE.search(r) for r in resources):
+            if not any(RDMA_RESOURCE.search(r) for r in requested):
                 yield f"{t.role}/{c.get('name')}: uses RDMA but requests no RDMA or EFA device resource"
             if "IPC_LOCK" not in ((context.get("capabilities") or {}).get("add") or []):
                 yield f"{t.role}/{c.get('name')}: uses RDMA without IPC_LOCK (memory registration fails)"
@@ -248,7 +253,8 @@ RULES: tuple[Rule, ...] = (
         "critical",
         "mandatory",
         nccl_interface,
-        "set NCCL_SOCKET_IFNAME to the interface of the fabric the pod attaches (net1 for its first NAD)",
+        "set NCCL_SOCKET_IFNAME to the interface of the fabric the pod attaches (net1 for its first NAD); on GKE "
+        "GPUDirect keep eth0 and list the attached GPU NICs in NCCL_GPUDIRECTTCPX_SOCKET_IFNAME / NCCL_FASTRAK_IFNAME",
     ),
     _rule(
         "rdma-devices",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -195,3 +196,138 @@ def test_unknown_values_in_a_preview_do_not_break_a_policy() -> None:
     job = training_job()[-1]
     job["metadata"]["labels"] = UNKNOWN
     assert violations("gpu-placement", [kube(job)]) == []
+
+
+def p5_node_group() -> list[PolicyResource]:
+    """An EKS node group of p5.48xlarge with every EFA interface, as a preview shows it."""
+    interfaces = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
+    interfaces += [
+        {"networkCardIndex": c, "deviceIndex": 0 if c else 1, "interfaceType": "efa-only"} for c in range(32)
+    ]
+    template = resource(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        {"id": UNKNOWN, "instanceType": "p5.48xlarge", "networkInterfaces": interfaces},
+        "p5",
+    )
+    group = resource(
+        "aws:eks/nodeGroup:NodeGroup",
+        {
+            "amiType": "AL2023_x86_64_NVIDIA",
+            "subnetIds": ["s-1"],
+            "launchTemplate": {"id": UNKNOWN},
+            "labels": {"gpu-training/pool": "p5"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+        },
+        "p5",
+        dependencies=[template],
+    )
+    return [template, group]
+
+
+def with_efa(objects: list[dict[str, Any]], count: int | None) -> list[dict[str, Any]]:
+    """The job's GPU workers with `count` EFA devices (None: no EFA request at all)."""
+    for obj in objects:
+        for replica in (obj["spec"].get("mpiReplicaSpecs") or obj["spec"].get("pytorchReplicaSpecs") or {}).values():
+            for container in replica["template"]["spec"]["containers"]:
+                for section in container.get("resources", {}).values():
+                    if "nvidia.com/gpu" in section:
+                        section.pop("vpc.amazonaws.com/efa", None)
+                        if count is not None:
+                            section["vpc.amazonaws.com/efa"] = count
+    return objects
+
+
+def test_an_efa_mpijob_without_efa_on_an_eks_node_group_is_caught() -> None:
+    objects = training_job(launcher="mpi")
+    assert violations("fabric-attached", [*p5_node_group(), *(kube(o) for o in objects)]) == []
+    found = violations("fabric-attached", [*p5_node_group(), *(kube(o) for o in with_efa(objects, None))])
+    assert len(found) == 1 and found[0][1].endswith("::pretrain")
+    assert "none of the 32 EFA devices of pool p5 (p5.48xlarge)" in found[0][0] and "Fix:" in found[0][0]
+    (partial,) = violations("fabric-attached", [*p5_node_group(), *(kube(o) for o in with_efa(objects, 4))])
+    assert "attaches 4 of 32 EFA devices" in partial[0]
+
+
+def test_karpenter_pools_in_a_preview_tell_the_fabric() -> None:
+    node_class = {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "p5"},
+        "spec": {"networkInterfaces": [{"networkCardIndex": c, "interfaceType": "efa-only"} for c in range(32)]},
+    }
+    node_pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "p5"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"gpu-training/pool": "p5"}},
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "p5"},
+                    "requirements": [
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+                    ],
+                },
+            }
+        },
+    }
+    objects = with_efa(training_job(), None)
+    found = violations("fabric-attached", [kube(node_class), kube(node_pool), *(kube(o) for o in objects)])
+    assert len(found) == 2, "the PyTorchJob's Master and Worker"
+
+
+def tcpxo_job(interfaces: int | None) -> dict[str, Any]:
+    """A hand-written 2-node PyTorchJob on an A3 Mega pool attaching `interfaces` GPU NICs (None: no annotation)."""
+    annotations = {}
+    if interfaces is not None:
+        listed = [{"interfaceName": "eth0", "network": "default"}]
+        listed += [{"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, interfaces + 1)]
+        annotations["networking.gke.io/interfaces"] = json.dumps(listed)
+    template = {
+        "metadata": {"annotations": annotations},
+        "spec": {
+            "nodeSelector": {"gpu-training/pool": "a3mega"},
+            "containers": [
+                {
+                    "name": "pytorch",
+                    "image": "us-docker.pkg.dev/p/train:v1",
+                    "env": [{"name": "NCCL_SOCKET_IFNAME", "value": "eth0"}],
+                    "resources": {"limits": {"nvidia.com/gpu": 8}},
+                }
+            ],
+        },
+    }
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "mega", "namespace": "training"},
+        "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": template}}},
+    }
+
+
+def test_a_tcpxo_job_on_a_gke_gpudirect_pool() -> None:
+    networks = [{"network": f"vpc{i}", "subnetwork": f"vpc{i}"} for i in range(1, 9)]
+    pool = resource(
+        "gcp:container/nodePool:NodePool",
+        {
+            "name": "a3mega",
+            "nodeConfig": {
+                "machineType": "a3-megagpu-8g",
+                "guestAccelerators": [{"type": "nvidia-h100-mega-80gb", "count": 8}],
+                "labels": {"gpu-training/pool": "a3mega"},
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
+            },
+            "networkConfig": {"additionalNodeNetworkConfigs": networks},
+        },
+        "a3mega",
+    )
+    (missing,) = violations("fabric-attached", [pool, kube(tcpxo_job(None))])
+    assert "attach none of the 8 GPU NICs (tcpxo) of pool a3mega (a3-megagpu-8g)" in missing[0]
+    (partial,) = violations("fabric-attached", [pool, kube(tcpxo_job(4))])
+    assert "attach 4 of 8 GPU NICs (tcpxo)" in partial[0]
+    assert violations("fabric-attached", [pool, kube(tcpxo_job(8))]) == []
+    assert violations("nccl-socket-interface", [pool, kube(tcpxo_job(8))]) == [], "eth0 is right on GKE GPUDirect"
+    unknown = tcpxo_job(8)
+    unknown["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"][
+        "networking.gke.io/interfaces"
+    ] = UNKNOWN
+    assert violations("fabric-attached", [pool, kube(unknown)]) == [], "known only after the update"

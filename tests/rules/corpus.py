@@ -9,7 +9,7 @@ from typing import Any
 from components.manifests import trainingjob
 from components.manifests.plan import plan
 from components.rules.rule import Settings, Subject
-from components.rules.subjects import from_objects
+from components.rules.subjects import from_objects, from_pools
 from tests.support.factories import EFA_RESOURCES, job, pool
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -92,6 +92,12 @@ def _claim_rwo(objects: list[dict[str, Any]]) -> None:
     objects[0]["spec"]["accessModes"] = ["ReadWriteOnce"]
 
 
+def _no_fabric_network(obj: dict[str, Any]) -> None:
+    """The workers lose their RoCE network (and bootstrap on eth0, so that only the attachment is wrong)."""
+    del _worker(obj)["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+    _set_env(obj, "NCCL_SOCKET_IFNAME", "eth0")
+
+
 WORKLOAD_CASES: dict[str, tuple[Mutation, Settings]] = {
     "gpu-placement": (_no_tolerations, Settings()),
     "gpu-requests-equal-limits": (_gpu_request_differs, Settings()),
@@ -113,13 +119,40 @@ def bad_objects(rule: str) -> tuple[list[Subject], Settings]:
     if rule == "checkpoint-rwx":
         _claim_rwo(objects)
         return from_objects(objects), Settings()
+    if rule == "fabric-attached":
+        # The rule needs to know the pool's fabric: the stack's pools are subjects too, as in `check --stack`.
+        workload = copy.deepcopy(objects[-1])
+        _no_fabric_network(workload)
+        return from_objects([*objects[:-1], workload]) + from_pools(
+            [pool("roce", networks=[], rails=EIGHT_RAILS)]
+        ), Settings()
     mutate, settings = WORKLOAD_CASES[rule]
     workload = copy.deepcopy(objects[-1])
     mutate(workload)
     return from_objects([*objects[:-1], workload]), settings
 
 
+EIGHT_RAILS = {
+    "count": 8,
+    "type": "macvlan",
+    "interfaces": "ens{n}f0",
+    "devices": "mlx5_{i}",
+    "range": "192.168.0.0/16",
+}
+"""A RoCE pool's rails, one per GPU: a pool the rdma-rails rule has nothing to say about."""
+
 CLOUD_CASES: dict[str, Subject] = {
+    "rdma-rails": Subject(
+        "NodePool/h100",
+        "NodePool",
+        {
+            "gpus": 8,
+            "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+            "existing": True,
+            "fabric": "roce",
+            "rdma_advice": ["pool 'h100' (roce) attaches 1 rail for 8 GPUs per node, so 7 GPUs share another's NIC"],
+        },
+    ),
     "gpu-pool-taints": Subject(
         "NodePool/p5", "NodePool", {"gpus": 8, "taints": [], "efa": False, "placement_group": False, "zones": None}
     ),

@@ -11,7 +11,7 @@ from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
 from tests.rules.corpus import CLOUD_CASES, WORKLOAD_CASES, bad_objects, good
 
-WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx"]
+WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached"]
 
 
 def test_every_rule_has_a_corpus_case() -> None:
@@ -85,7 +85,7 @@ def test_an_mpi_launcher_forwarding_rdma_variables_is_not_an_rdma_pod() -> None:
 
 
 LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed"]
-FABRICS = ["tcp", "roce", "infiniband", "efa"]
+FABRICS = ["tcp", "roce", "infiniband", "efa", "tcpx", "tcpxo", "rdma"]
 SCHEDULERS = ["volcano", "kueue", "none"]
 
 
@@ -100,3 +100,14 @@ def test_our_output_passes_every_mandatory_rule(launcher: str, fabric: str, sche
     target = pool(fabric)
     findings = rules.run(from_objects(objects) + from_pools([target]), Settings(gang_scheduler=scheduler))
     assert [f for f in findings if f.enforcement == "mandatory"] == []
+
+
+def test_an_rdma_pool_with_one_rail_for_eight_gpus_gets_advice() -> None:
+    from tests.rules.corpus import EIGHT_RAILS
+    from tests.support.factories import pool
+
+    findings = [f for f in rules.run(from_pools([pool("roce")]), Settings()) if f.rule == "rdma-rails"]
+    assert {f.enforcement for f in findings} == {"advisory"}
+    assert any("attaches 1 rail for 8 GPUs per node" in f.message for f in findings)
+    eight = pool("roce", networks=[], rails=EIGHT_RAILS)
+    assert [f for f in rules.run(from_pools([eight]), Settings()) if f.rule == "rdma-rails"] == []

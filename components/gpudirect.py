@@ -29,6 +29,8 @@ SUBNET_PREFIX = 21
 """Each GPU network's subnet: a /21 (2,048 addresses: one per node, far more than a pool has)."""
 SLOTS = 24
 """Subnet slots the range holds for every network below: vpc1-8 (0-7), gvnic-1 (8), rdma-0..7 (16-23)."""
+RDMA_DEVICE_CLASS = "mrdma.google.com"
+"""The DRA device class of GKE's RDMA NICs under the accelerator network profile."""
 DEFAULT_NETWORK = "default"
 """The name GKE's multi-networking gives the pod network, which eth0 attaches."""
 
@@ -71,7 +73,10 @@ def _tcp_nics(count: int) -> tuple[GpuNetwork, ...]:
 
 
 def node_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
-    """The extra networks of the pool's nodes, in NIC order (eth1 first): what the node pool attaches."""
+    """The extra networks of the pool's nodes, in NIC order (eth1 first): what the node pool attaches.
+    None when GKE's accelerator network profile makes them."""
+    if pool.dranet:
+        return ()
     if pool.fabric in ("tcpx", "tcpxo"):
         return _tcp_nics(pool.gpu_nics)
     if pool.fabric == "rdma":
@@ -114,3 +119,43 @@ def check_cidr(cidr: str) -> str | None:
             f"(a /16 such as {DEFAULT_CIDR}, or larger)"
         )
     return None
+
+
+def vpc_name(cluster: str, net: GpuNetwork) -> str:
+    """The GCP VPC that holds the network's subnet."""
+    return f"{cluster}-{net.vpc}"
+
+
+def subnet_name(cluster: str, net: GpuNetwork) -> str:
+    """The network's GCP subnet."""
+    return f"{cluster}-{net.name}"
+
+
+def claim_template_name(pool: Pool) -> str:
+    """The ResourceClaimTemplate through which a worker on a managed-RDMA pool claims the node's RDMA NICs."""
+    return f"{pool.name}-rdma-nics"
+
+
+def claim_template(pool: Pool, namespace: str) -> dict[str, object]:
+    """A ResourceClaimTemplate for every RDMA NIC of a node of the pool (one worker per node takes them all)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": claim_template_name(pool), "namespace": namespace},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "rdma-nics",
+                            "exactly": {
+                                "deviceClassName": RDMA_DEVICE_CLASS,
+                                "allocationMode": "ExactCount",
+                                "count": pool.gpu_nics,
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from components import catalog, quantity
 from components.errors import Issue
 from components.models.base import Spec
-from components.models.network import NetworkConfig
+from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, wrong_type
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, NodePoolSpec, Taint, default_taints
 
 POOL_LABEL = "gpu-training/pool"
@@ -53,6 +54,8 @@ class PodNetwork(Spec):
     """The SR-IOV resource a pod requests for it, if any."""
     ip_range: str | None = None
     """The network's IPAM range (CIDR), which NCCL picks the RoCE GID of the interface by."""
+    rdma_device: str | None = None
+    """The RDMA device behind it (e.g. mlx5_0), which NCCL_IB_HCA names, when known."""
 
 
 class Pool(Spec):
@@ -97,12 +100,17 @@ class Pool(Spec):
     """The labels jobs select the pool's nodes by."""
     fabric: Fabric = "tcp"
     """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp."""
+    machine_fabric: Fabric = "tcp"
+    """The machine's fastest fabric (catalog), which `fabric` may opt out of."""
     fabric_gbps: float = 0
     """The nominal bandwidth of the machine's GPU fabric in Gbps (catalog); 0 when unknown."""
     gpu_nics: int = Field(default=0, ge=0)
     """GKE GPUDirect: the machine's GPU NICs, each on its own network; every worker attaches them all."""
     extra_gvnics: int = Field(default=0, ge=0)
     """GKE: gVNICs beside eth0, each on its own network (A3 Ultra and A4 have one)."""
+    dranet: bool = False
+    """GKE rdma: GKE's accelerator network profile makes the RDMA networks, and pods claim the NICs
+    through DRA instead of attaching networks by name."""
     rails: int = Field(default=0, ge=0)
     """RoCE / InfiniBand: the node's RDMA NICs for GPU traffic (one per GPU on most machines); 0 when
     not declared."""
@@ -117,7 +125,11 @@ class Pool(Spec):
     rdma_resource: str | None = None
     """The RDMA shared-device resource pods request (infiniband / roce)."""
     ib_hca: str = "mlx5"
-    """NCCL_IB_HCA for infiniband / roce."""
+    """NCCL_IB_HCA for infiniband / roce: the rails' devices (=mlx5_0,mlx5_1,...) when known."""
+    ib_tc: int | None = None
+    """NCCL_IB_TC (infiniband / roce), when the pool declares a traffic class."""
+    ib_sl: int | None = None
+    """NCCL_IB_SL (infiniband / roce), when the pool declares a service level."""
 
     def worker_requests(self, gpus: int, hugepages: Decimal = Decimal(0)) -> dict[str, str]:
         """The cpu and memory a worker with `gpus` GPUs gets by default: the machine's vCPUs and memory
@@ -142,11 +154,61 @@ class Pool(Spec):
         """The pool's networks as a pod in `namespace` attaches them."""
         return [n for n in self.networks if n.namespace == namespace]
 
-    def summary(self) -> str:
-        """One line naming the pool, its type, GPUs, fabric and how it scales."""
+    def address_range(self, namespace: str) -> str | None:
+        """NCCL_IB_ADDR_RANGE: the smallest subnet holding the ranges of every network a pod in `namespace`
+        attaches (NCCL takes one range, and each rail has its own subnet); None when none is known or
+        they mix IPv4 and IPv6."""
+        ranges = [ipaddress.ip_network(n.ip_range, strict=False) for n in self.networks_in(namespace) if n.ip_range]
+        if not ranges or len({r.version for r in ranges}) > 1:
+            return None
+        common = ranges[0]
+        while not all(r.subnet_of(common) for r in ranges):  # type: ignore[arg-type]
+            common = common.supernet()
+        return str(common)
+
+    def rails_attached(self) -> int:
+        """RoCE / InfiniBand: the rails a worker uses. On RoCE each rail needs an attached network (its GID
+        carries the pod's address); InfiniBand needs no address, so through the RDMA shared device plugin
+        a worker reaches every declared rail."""
+        if self.fabric == "infiniband" and self.rdma_resource:
+            return max(len(self.networks), self.rails)
+        return len(self.networks)
+
+    def rail_shortfall(self) -> int:
+        """RoCE / InfiniBand: how many of a node's GPUs have no rail of their own (GPUs less the rails a
+        worker uses); 0 for other fabrics."""
+        if self.fabric not in ("roce", "infiniband"):
+            return 0
+        return max(0, self.gpus_per_node - self.rails_attached())
+
+    def rdma_advice(self) -> list[str]:
+        """What would make this RoCE / InfiniBand pool's RDMA faster or safer, one sentence each: rails
+        short of GPUs, and an NCCL_IB_HCA prefix that also matches storage and front-end ports."""
+        if self.fabric not in ("roce", "infiniband"):
+            return []
+        advice = []
+        if short := self.rail_shortfall():
+            used = self.rails_attached()
+            advice.append(
+                f"pool '{self.name}' ({self.fabric}) attaches {used} rail{'' if used == 1 else 's'} for "
+                f"{self.gpus_per_node} GPUs per node, so {short} GPUs share another's NIC: declare `rails` (one NAD "
+                "per rail) or list a network per rail in `networks`"
+            )
+        if self.rdma_resource and not self.ib_hca.startswith(("=", "^")):
+            advice.append(
+                f"pool '{self.name}': NCCL_IB_HCA={self.ib_hca} is a prefix, which also matches storage and "
+                "front-end ports the RDMA shared device plugin exposes: name the rails' devices "
+                '(rails.devices: "mlx5_{i}", or rdmaDevice on each network) or set network.rdma.hca to an exact '
+                "list (=mlx5_0,mlx5_3,...)"
+            )
+        return advice
+
+    def summary(self, fabric: str = "") -> str:
+        """One line naming the pool, its type, GPUs, fabric (with `fabric`'s details) and how it scales."""
         kind = f"{self.machine_type}, " if self.machine_type else ""
         model = f" {self.gpu_model}" if self.gpu_model else ""
-        return f"{self.name} ({kind}{self.gpus_per_node}x{model} GPU, {self.fabric}, {self.scaling()})"
+        detail = f", {fabric}" if fabric else ""
+        return f"{self.name} ({kind}{self.gpus_per_node}x{model} GPU, {self.fabric}{detail}, {self.scaling()})"
 
     def scaling(self) -> str:
         """How the pool's node count changes, in words."""
@@ -182,12 +244,13 @@ def resolve_pools(
     demand: Mapping[str, int] | None = None,
     *,
     gpu_labels: bool = False,
+    kubernetes_version: str | None = None,
 ) -> tuple[dict[str, Pool], list[Issue]]:
     """Every pool resolved, and the issues that stop one from resolving.
 
     `demand` is the most nodes a job asks of each pool, which a pool without maxNodes is sized to.
     `gpu_labels`: GPU Feature Discovery labels the nodes, so a lone pool on an existing cluster can be
-    found by GPU_PRESENT_LABEL.
+    found by GPU_PRESENT_LABEL. `kubernetes_version` is the cluster's minor, which GKE fabrics depend on.
     """
     lone = gpu_labels and provider == "existing" and len(pools) == 1
     resolved: dict[str, Pool] = {}
@@ -201,7 +264,9 @@ def resolve_pools(
         found_by = spec
         if lone and not spec.node_selector:
             found_by = spec.model_copy(update={"node_selector": dict(GPU_PRESENT_LABEL)})
-        pool, found = _resolve(found_by, provider, region, network, path, max_nodes=most)
+        pool, found = _resolve(
+            found_by, provider, region, network, path, max_nodes=most, kubernetes_version=kubernetes_version
+        )
         issues.extend(found)
         if pool is not None:
             resolved[spec.name] = pool
@@ -209,7 +274,14 @@ def resolve_pools(
 
 
 def _resolve(
-    spec: NodePoolSpec, provider: Provider, region: str | None, network: NetworkConfig, path: str, *, max_nodes: int
+    spec: NodePoolSpec,
+    provider: Provider,
+    region: str | None,
+    network: NetworkConfig,
+    path: str,
+    *,
+    max_nodes: int,
+    kubernetes_version: str | None = None,
 ) -> tuple[Pool | None, list[Issue]]:
     issues: list[Issue] = []
     machine = _machine(spec, provider, path, issues)
@@ -242,8 +314,11 @@ def _resolve(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
     issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
+    dranet, found = _accelerator_network_profile(spec, fabric, kubernetes_version, path)
+    issues.extend(found)
 
     pod_networks = _pod_networks(spec, network, fabric, path, issues)
+    rail_fields = _rail_fields(spec, fabric, pod_networks, machine=machine, path=path, issues=issues)
     rdma_resource = (
         network.rdma.resource_name if fabric in ("infiniband", "roce") and network.rdma.shared_device_plugin else None
     )
@@ -280,15 +355,18 @@ def _resolve(
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
         fabric=fabric,
-        fabric_gbps=machine.fabric_gbps if machine else 0,
+        machine_fabric=_default_fabric(machine, provider),
+        # A fabric this stack cannot build here (GPUDirect off GKE) has no bandwidth to account for.
+        fabric_gbps=machine.fabric_gbps if machine and _default_fabric(machine, provider) == machine.fabric else 0,
         gpu_nics=machine.gpu_nics if fabric in GPUDIRECT_FABRICS and machine else 0,
-        extra_gvnics=machine.extra_gvnics if fabric in GPUDIRECT_FABRICS and machine else 0,
+        extra_gvnics=machine.extra_gvnics if fabric in GPUDIRECT_FABRICS and machine and not dranet else 0,
+        dranet=dranet,
         efa_interfaces=machine.efa_interfaces if fabric == "efa" and machine else 0,
         efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
         networks=pod_networks,
         rdma_resource=rdma_resource,
         ib_hca=network.rdma.hca,
-    ), []
+    ).model_copy(update=rail_fields), []
 
 
 def _machine(spec: NodePoolSpec, provider: Provider, path: str, issues: list[Issue]) -> catalog.MachineType | None:
@@ -425,6 +503,47 @@ def _check_provider_options(
     return issues
 
 
+MANAGED_RDMA_VERSION = "1.35"
+"""The first GKE minor whose every version has the accelerator network profile (it came in 1.34.1-gke.1829001)."""
+NATIVE_SIDECAR_VERSION = "1.29"
+"""The first minor where sidecar containers are on by default: TCPX and TCPXO run their RxDM as one."""
+
+
+def _minor(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def _accelerator_network_profile(
+    spec: NodePoolSpec, fabric: str, kubernetes_version: str | None, path: str
+) -> tuple[bool, list[Issue]]:
+    """Whether GKE makes the pool's RDMA networks (DRA); and what stops the fabric on this cluster version."""
+    version = _minor(kubernetes_version) if kubernetes_version else None
+    issues: list[Issue] = []
+    if fabric in ("tcpx", "tcpxo") and version is not None and version < _minor(NATIVE_SIDECAR_VERSION):
+        issues.append(
+            Issue(
+                "cluster.kubernetesVersion",
+                f"pool '{spec.name}' runs {fabric}, whose RxDM daemon is a native sidecar: "
+                f"use Kubernetes {NATIVE_SIDECAR_VERSION} or later",
+            )
+        )
+    chosen = spec.accelerator_network_profile
+    if chosen is None:
+        return fabric == "rdma" and version is not None and version >= _minor(MANAGED_RDMA_VERSION), issues
+    if chosen == "auto" and fabric != "rdma":
+        issues.append(
+            Issue(f"{path}.acceleratorNetworkProfile", f"applies to GKE rdma pools; this pool's fabric is {fabric}")
+        )
+    elif chosen == "auto" and version is not None and version < (1, 34):
+        issues.append(
+            Issue(
+                f"{path}.acceleratorNetworkProfile",
+                "auto needs GKE 1.34.1-gke.1829001 or later: raise cluster.kubernetesVersion, or set none",
+            )
+        )
+    return chosen == "auto" and fabric == "rdma", issues
+
+
 def _gke_fabrics(machine: catalog.MachineType | None) -> str:
     """What a GKE pool of this machine can use instead, in words."""
     if machine is not None and machine.gpudirect:
@@ -508,9 +627,12 @@ def _check_scaling(
 def _pod_networks(
     spec: NodePoolSpec, network: NetworkConfig, fabric: str, path: str, issues: list[Issue]
 ) -> list[PodNetwork]:
+    """The networks a pod on the pool attaches: those it lists, or the NADs its rails make."""
     out: list[PodNetwork] = []
-    if spec.networks and not network.multus.enabled:
-        issues.append(Issue(f"{path}.networks", "attaching networks needs Multus: set network.multus.enabled: true"))
+    rails = spec.rail_networks()
+    if (spec.networks or rails) and not network.multus.enabled:
+        key = "networks" if spec.networks else "rails"
+        issues.append(Issue(f"{path}.{key}", "attaching networks needs Multus: set network.multus.enabled: true"))
     for position, name in enumerate(spec.networks):
         declared = [n for n in network.networks if n.name == name]
         if not declared:
@@ -522,15 +644,18 @@ def _pod_networks(
                 )
             )
         for nad in declared:
-            out.append(
-                PodNetwork(
-                    name=nad.name,
-                    namespace=nad.namespace,
-                    interface=nad.interface or f"net{position + 1}",
-                    resource_name=nad.resource_name,
-                    ip_range=nad.ipam.range,
+            if fabric in RAIL_TYPES and nad.type in ("macvlan", "ipoib") and nad.type not in RAIL_TYPES[fabric]:
+                issues.append(Issue(f"{path}.networks[{position}]", f"'{name}': {wrong_type(nad.type, fabric)}"))
+            out.append(_pod_network(nad, position))
+    for position, nad in enumerate(rails):
+        if any((n.namespace, n.name) == (nad.namespace, nad.name) for n in network.networks):
+            issues.append(
+                Issue(
+                    f"{path}.rails",
+                    f"makes NAD {nad.namespace}/{nad.name}, which network.networks declares too: rename that network",
                 )
             )
+        out.append(_pod_network(nad, position))
     seen: dict[tuple[str, str], str] = {}
     for net in out:
         other = seen.setdefault((net.namespace, net.interface), net.name)
@@ -541,6 +666,55 @@ def _pod_networks(
     if fabric == "tcp" and out:
         issues.append(Issue(f"{path}.fabric", "a tcp pool attaches no RDMA networks; set fabric: roce or infiniband"))
     return out
+
+
+def _pod_network(nad: NetworkSpec, position: int) -> PodNetwork:
+    return PodNetwork(
+        name=nad.name,
+        namespace=nad.namespace,
+        interface=nad.interface or f"net{position + 1}",
+        resource_name=nad.resource_name,
+        ip_range=nad.ipam.range if nad.ipam else None,
+        rdma_device=nad.hca,
+    )
+
+
+def _rail_fields(
+    spec: NodePoolSpec,
+    fabric: str,
+    networks: list[PodNetwork],
+    *,
+    machine: catalog.MachineType | None,
+    path: str,
+    issues: list[Issue],
+) -> dict[str, Any]:
+    """What a RoCE / InfiniBand pool's rails set on it: their count and speed, the bandwidth they add up
+    to, NCCL_IB_HCA naming exactly their devices, and the traffic class and service level."""
+    rails = spec.rails
+    if fabric not in RAIL_TYPES:
+        if rails is None:
+            return {}
+        if fabric not in GPUDIRECT_FABRICS:
+            issues.append(
+                Issue(f"{path}.rails", f"rails are the RDMA NICs of roce and infiniband pools; this one is {fabric}")
+            )
+        elif rails.devices or rails.speed_gbps:
+            key = "devices" if rails.devices else "speedGbps"
+            issues.append(Issue(f"{path}.rails.{key}", f"GKE names and sizes a {fabric} pool's GPU NICs itself"))
+        elif machine and machine.gpu_nics and rails.count != machine.gpu_nics:
+            issues.append(Issue(f"{path}.rails", f"{machine.name} has {machine.gpu_nics} GPU NICs, not {rails.count}"))
+        return {}
+    fields: dict[str, Any] = {"ib_tc": spec.traffic_class, "ib_sl": spec.service_level}
+    devices = rails.devices if rails and rails.devices else None
+    if devices is None and networks and all(n.rdma_device for n in networks):
+        devices = [n.rdma_device for n in networks if n.rdma_device]
+    if devices:
+        fields["ib_hca"] = "=" + ",".join(dict.fromkeys(devices))
+    if rails:
+        fields |= {"rails": rails.count, "rail_gbps": rails.speed_gbps}
+        if rails.speed_gbps:
+            fields["fabric_gbps"] = rails.count * rails.speed_gbps
+    return fields
 
 
 def taints_of(pools: list[Pool]) -> list[Taint]:

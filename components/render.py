@@ -9,6 +9,7 @@ from typing import Any
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
+from components.fabric import bandwidth
 from components.manifests import platform, trainingjob
 from components.validation import Stack
 from components.yamlio import dump
@@ -34,16 +35,20 @@ class Rendered:
             jobs = [p for p in self.stack.jobs if p.pool.name == pool.name]
             pods = sum(p.nodes + (1 if p.spec.launcher == "mpi" else 0) for p in jobs)
             gpus = sum(p.world_size for p in jobs)
-            lines.append(f"  pool {pool.summary()}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs")
+            lines.append(
+                f"  pool {pool.summary(bandwidth(pool).describe())}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs"
+            )
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"
                     if {"cpu", "memory"} <= p.requests.keys()
                     else ""
                 )
+                account = bandwidth(pool, p.namespace)
+                short = f"; below the fabric's bandwidth: {account.shortfall}" if account.shortfall else ""
                 lines.append(
                     f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs{each} "
-                    f"(world size {p.world_size})"
+                    f"(world size {p.world_size}){short}"
                 )
         later = [
             f"{'PersistentVolume' if v.backend == 'fsx-lustre' else 'StorageClass'} for {v.namespace}/{v.name}"

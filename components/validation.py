@@ -10,8 +10,9 @@ from typing import Any
 
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
+from components.gcp.gpunetworks import pool_zone, roce_pools
 from components.manifests.plan import JobPlan, SchedulerKind, plan
-from components.models import AwsClusterSpec, StackConfig, TrainingJobSpec
+from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
 from components.pool import Pool, resolve_pools
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
 
@@ -48,11 +49,18 @@ def resolve(config: StackConfig) -> Stack:
     region = getattr(cluster, "region", None)
     labelled = config.runs_gpu_operator
     pools, issues = resolve_pools(
-        config.node_pools, cluster.provider, region, config.network, _demand(config), gpu_labels=labelled
+        config.node_pools,
+        cluster.provider,
+        region,
+        config.network,
+        _demand(config),
+        gpu_labels=labelled,
+        kubernetes_version=cluster.kubernetes_version,
     )
     issues += _aws_zones(config)
     issues += _autoscaler_release(config, pools)
     issues += _gke_gpu_operator(config)
+    issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
     issues += _queues(config)
     plans: list[JobPlan] = []
@@ -99,7 +107,7 @@ def resolve_raw(
 def namespaces(config: StackConfig) -> tuple[str, ...]:
     """Every namespace the stack declares or uses, in first-use order."""
     names = [n.name for n in config.namespaces]
-    names += [n.namespace for n in config.network.networks]
+    names += [n.namespace for n in config.all_networks]
     names += [v.namespace for v in config.storage.volumes]
     names += [j.namespace for j in config.jobs]
     for queue in config.scheduler.queues:
@@ -244,6 +252,42 @@ def _gke_gpu_operator(config: StackConfig) -> list[Issue]:
         for i, pool in enumerate(config.node_pools)
         if pool.gpu_driver_version != "INSTALLATION_DISABLED"
     ]
+
+
+def _gke_roce_zone(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
+    """The RoCE VPC of GKE rdma pools has a zonal network profile, and the cluster makes one: every pool
+    attaching it lives in one zone, the same for all (GKE makes the networks of DRANET pools itself)."""
+    cluster = config.cluster
+    if not isinstance(cluster, GcpClusterSpec):
+        return []
+    issues: list[Issue] = []
+    first: tuple[str, str] | None = None
+    attaching = {p.name for p in roce_pools(pools.values())}
+    for index, spec in enumerate(config.node_pools):
+        pool = pools.get(spec.name)
+        if pool is None or pool.name not in attaching:
+            continue
+        zone = pool_zone(pool, cluster.zone)
+        if zone is None:
+            issues.append(
+                Issue(
+                    f"nodePools[{index}].zone",
+                    f"pool '{pool.name}' runs rdma over a RoCE VPC, whose network profile is zonal: "
+                    "set `zone`, make the cluster zonal (cluster.zone), or let GKE make the networks "
+                    "(acceleratorNetworkProfile: auto)",
+                )
+            )
+        elif first is None:
+            first = (pool.name, zone)
+        elif zone != first[1]:
+            issues.append(
+                Issue(
+                    f"nodePools[{index}].zone",
+                    f"the cluster's rdma pools share one RoCE VPC, which is zonal: put pool '{pool.name}' in "
+                    f"{first[1]} with pool '{first[0]}', or use fabric tcp",
+                )
+            )
+    return issues
 
 
 def _queues(config: StackConfig) -> list[Issue]:

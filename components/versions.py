@@ -155,3 +155,28 @@ CHARTS = {
     "cluster-autoscaler": CLUSTER_AUTOSCALER,
 }
 """Every chart, by the name its values are checked under."""
+
+# GKE GPUDirect. The NCCL plugin installers run as DaemonSets this stack writes (components/addons/gpudirect.py),
+# from the images Google publishes; each RxDM sidecar is coupled to its installer's version. Sources:
+# GoogleCloudPlatform/container-engine-accelerators @992db81 (2026-06-11): gpudirect-tcpx/nccl-tcpx-installer.yaml,
+# gpudirect-tcpxo/README.md (release of 2026-01-09: installer v1.0.15, daemon v1.0.21, NCCL 2.28.7-1),
+# gpudirect-rdma/nccl-rdma-installer.yaml (gIB v1.1.1), nri_device_injector/nri-device-injector.yaml.
+GPUDIRECT_REGISTRY = "us-docker.pkg.dev/gce-ai-infra"
+TCPX_PLUGIN_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9"
+"""The TCPX NCCL plugin installer (A3 High)."""
+TCPX_RXDM_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12"
+"""The TCPX receive-datapath manager, a sidecar of every worker."""
+TCPXO_PLUGIN_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15"
+"""The TCPXO NCCL plugin installer (A3 Mega); it ships NCCL 2.28 too."""
+TCPXO_RXDM_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
+"""The TCPXO receive-datapath manager, a sidecar of every worker."""
+GIB_PLUGIN_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-gib/nccl-plugin-gib:v1.1.1"
+"""The gIB NCCL plugin installer (RDMA on A3 Ultra and A4); gIB needs NCCL 2.23 or later in the image."""
+NRI_DEVICE_INJECTOR_IMAGE = (
+    "gcr.io/gke-release/nri-device-injector@sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"
+)
+"""Puts the GPU device nodes into the RxDM sidecars named by a pod's devices.gke.io annotation."""
+GKE_PAUSE_IMAGE = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
+"""What an installer DaemonSet's pod runs once its init containers have installed the plugin."""
+HOST_TOOLS_IMAGE = "ubuntu:24.04"
+"""Runs nsenter into the host for the TCPXO installer's node preparation (upstream names bare `ubuntu`)."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from components.fabric import MULTUS_ANNOTATION, profile
+from components import catalog
+from components.fabric import GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION, bandwidth, profile
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import Pool, resolve_pools
 from tests.support.factories import ROCE_NETWORK, SRIOV_NETWORK, pool
@@ -200,8 +202,247 @@ def test_tcp_needs_no_devices_capabilities_or_networks() -> None:
     assert tcp.interfaces == ("eth0",)
 
 
-def test_gcp_pools_are_tcp() -> None:
-    spec = NodePoolSpec(name="a3", machine_type="a3-highgpu-8g", max_nodes=2, zone="us-central1-a")
+def gke_pool(machine: str, **extra: Any) -> Pool:
+    spec = NodePoolSpec.model_validate({"name": "gpu", "machineType": machine, "maxNodes": 2, **extra})
     pools, issues = resolve_pools([spec], "gcp", "us-central1", NetworkConfig())
-    assert not issues
-    assert profile(pools["a3"], "training").env["NCCL_IB_DISABLE"] == "1"
+    assert not issues, issues
+    return pools["gpu"]
+
+
+def gke_interfaces(p: Any) -> list[dict[str, str]]:
+    return json.loads(p.annotations[GKE_INTERFACES_ANNOTATION])
+
+
+@pytest.mark.parametrize(
+    ("machine", "fabric"),
+    [("a3-highgpu-8g", "tcpx"), ("a3-megagpu-8g", "tcpxo"), ("a3-ultragpu-8g", "rdma"), ("a4-highgpu-8g", "rdma")],
+)
+def test_a_gke_pool_that_says_nothing_gets_its_machines_gpudirect_fabric(machine: str, fabric: str) -> None:
+    assert gke_pool(machine).fabric == fabric
+
+
+def test_tcp_stays_an_explicit_opt_out_on_gke() -> None:
+    tcp = profile(gke_pool("a3-megagpu-8g", fabric="tcp"), "training")
+    assert tcp.env["NCCL_IB_DISABLE"] == "1"
+    assert GKE_INTERFACES_ANNOTATION not in tcp.annotations
+
+
+def test_gke_machines_without_gpu_nics_stay_on_tcp() -> None:
+    assert gke_pool("a3-highgpu-4g").fabric == "tcp"
+    assert gke_pool("g2-standard-96").fabric == "tcp"
+
+
+def test_tcpxo_attaches_eth0_and_the_eight_gpu_nics() -> None:
+    p = profile(gke_pool("a3-megagpu-8g"), "training")
+    assert gke_interfaces(p) == [
+        {"interfaceName": "eth0", "network": "default"},
+        *({"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, 9)),
+    ]
+    assert p.annotations["networking.gke.io/default-interface"] == "eth0"
+    assert p.env["NCCL_FASTRAK_IFNAME"] == "eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8"
+    assert p.env["NCCL_FASTRAK_CTRL_DEV"] == "eth0"
+    assert p.env["NCCL_SOCKET_IFNAME"] == "eth0"
+    assert p.env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64"
+    assert p.interfaces == ("eth0", *(f"eth{i}" for i in range(1, 9)))
+
+
+def test_tcpxo_runs_its_rxdm_as_a_native_sidecar_with_the_gpu_devices() -> None:
+    p = profile(gke_pool("a3-megagpu-8g"), "training")
+    (daemon,) = p.sidecars
+    assert daemon["name"] == "tcpxo-daemon"
+    assert daemon["restartPolicy"] == "Always"
+    assert daemon["image"].endswith("tcpgpudmarxd-dev:v1.0.21")
+    assert "--num_nics=8" in daemon["args"][0]
+    assert set(daemon["securityContext"]["capabilities"]["add"]) == {"NET_ADMIN", "NET_BIND_SERVICE"}
+    assert daemon["startupProbe"]["exec"]["command"] == ["cat", "/run/health-check"]
+    devices = p.annotations["devices.gke.io/container.tcpxo-daemon"]
+    assert [line for line in devices.splitlines()] == [
+        *(f"- path: /dev/nvidia{i}" for i in range(8)),
+        "- path: /dev/nvidiactl",
+        "- path: /dev/nvidia-uvm",
+        "- path: /dev/dmabuf_import_helper",
+    ]
+    assert {"name": "aperture-devices", "mountPath": "/dev/aperture_devices"} in p.mounts
+
+
+def test_tcpx_shares_the_rxdm_socket_with_the_worker() -> None:
+    p = profile(gke_pool("a3-highgpu-8g"), "training")
+    (daemon,) = p.sidecars
+    assert daemon["name"] == "tcpx-daemon"
+    assert daemon["restartPolicy"] == "Always"
+    assert "/run/tcpx" in daemon["command"]
+    assert {"name": "tcpx-socket", "mountPath": "/run/tcpx"} in p.mounts
+    assert {"name": "tcpx-socket", "mountPath": "/run/tcpx"} in daemon["volumeMounts"]
+    assert p.env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] == "eth1,eth2,eth3,eth4"
+    assert p.env["NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX"] == "/run/tcpx"
+    assert [i["network"] for i in gke_interfaces(p)] == ["default", "vpc1", "vpc2", "vpc3", "vpc4"]
+    assert "devices.gke.io/container.tcpx-daemon" in p.annotations
+
+
+@pytest.mark.parametrize("machine", ["a3-ultragpu-8g", "a4-highgpu-8g"])
+def test_rdma_attaches_the_eight_rdma_nics_through_gib(machine: str) -> None:
+    p = profile(gke_pool(machine), "training")
+    # eth1 is the extra gVNIC: the node has it, the pod does not need it.
+    assert gke_interfaces(p) == [
+        {"interfaceName": "eth0", "network": "default"},
+        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)),
+    ]
+    assert p.env["NCCL_NET"] == "gIB"
+    assert p.sidecars == ()
+    assert {"name": "gib", "mountPath": "/usr/local/gib"} in p.mounts
+    assert p.capabilities == ("IPC_LOCK",)
+
+
+@pytest.mark.parametrize(
+    ("machine", "fabric", "message"),
+    [
+        ("a3-highgpu-8g", "tcpxo", "a3-highgpu-8g cannot do tcpxo (tcpxo is for a3-megagpu-8g); use tcpx or tcp"),
+        ("a4-highgpu-8g", "tcpx", "a4-highgpu-8g cannot do tcpx (tcpx is for a3-highgpu-8g); use rdma or tcp"),
+        (
+            "g2-standard-96",
+            "rdma",
+            "g2-standard-96 cannot do rdma (rdma is for a3-ultragpu-8g, a4-highgpu-8g); use tcp",
+        ),
+    ],
+)
+def test_a_fabric_the_machine_cannot_do_names_the_pool(machine: str, fabric: str, message: str) -> None:
+    spec = NodePoolSpec.model_validate({"name": "gpu", "machineType": machine, "maxNodes": 2, "fabric": fabric})
+    _, issues = resolve_pools([spec], "gcp", "us-central1", NetworkConfig())
+    assert [(i.path, i.message) for i in issues] == [("nodePools[0].fabric", f"pool 'gpu': {message}")]
+
+
+@pytest.mark.parametrize("provider", ["aws", "existing"])
+def test_gpudirect_is_refused_off_gke(provider: str) -> None:
+    key = {"aws": {"instanceType": "p5.48xlarge", "zone": "us-east-1a"}, "existing": {"gpusPerNode": 8}}[provider]
+    extra = {"nodeSelector": {"a": "b"}} if provider == "existing" else {}
+    spec = NodePoolSpec.model_validate({"name": "gpu", "maxNodes": 2, "fabric": "tcpxo", **key, **extra})
+    _, issues = resolve_pools([spec], provider, "us-east-1" if provider == "aws" else None, NetworkConfig())
+    assert any(i.path == "nodePools[0].fabric" and "GKE GPUDirect" in i.message for i in issues)
+
+
+# -- the bandwidth account ----------------------------------------------------------------------
+
+
+def catalog_pool(provider: str, name: str) -> Pool:
+    key = {"instanceType": name, "zone": "us-east-1a"} if provider == "aws" else {"machineType": name}
+    spec = NodePoolSpec.model_validate({"name": "gpu", "maxNodes": 2, **key})
+    pools, issues = resolve_pools(
+        [spec], provider, "us-east-1" if provider == "aws" else "us-central1", NetworkConfig()
+    )
+    assert not issues, issues
+    return pools["gpu"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "name"),
+    [(p, n) for p in ("aws", "gcp") for n in catalog.names(p)],  # type: ignore[arg-type]
+)
+def test_every_catalog_machine_with_its_default_fabric_reaches_its_full_bandwidth(provider: str, name: str) -> None:
+    account = bandwidth(catalog_pool(provider, name))
+    machine = catalog.lookup(provider, name)  # type: ignore[arg-type]
+    assert machine is not None
+    if account.nominal is None:
+        # Only GCP machines without GPU NICs have no recorded figure; they say nothing about bandwidth.
+        assert (provider, machine.gpudirect) == ("gcp", None)
+        return
+    assert account.usable == account.nominal == machine.fabric_gbps
+    assert account.shortfall is None
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "described"),
+    [
+        ("aws", "p5.48xlarge", "32 EFA, 3200 of 3200 Gbps"),
+        ("aws", "p5en.48xlarge", "16 EFA, 3200 of 3200 Gbps"),
+        ("aws", "g5.xlarge", "eth0, 2.5 of 2.5 Gbps"),
+        ("gcp", "a3-highgpu-8g", "4 GPU NICs, 800 of 800 Gbps"),
+        ("gcp", "a3-megagpu-8g", "8 GPU NICs, 1600 of 1600 Gbps"),
+        ("gcp", "a3-ultragpu-8g", "8 GPU NICs, 3200 of 3200 Gbps"),
+        ("gcp", "a4-highgpu-8g", "8 GPU NICs, 3200 of 3200 Gbps"),
+        ("gcp", "g2-standard-96", ""),
+    ],
+)
+def test_the_account_names_the_devices_and_the_figures(provider: str, name: str, described: str) -> None:
+    assert bandwidth(catalog_pool(provider, name)).describe() == described
+
+
+def test_opting_out_to_tcp_says_what_the_pool_leaves_unused() -> None:
+    account = bandwidth(gke_pool("a3-megagpu-8g", fabric="tcp"))
+    assert (account.usable, account.nominal) == (0, 1600)
+    assert account.shortfall is not None and "not the machine's tcpxo fabric" in account.shortfall
+
+
+def test_an_rdma_pool_attaching_one_network_of_eight_gpus_says_so() -> None:
+    p = existing_pool("roce", [ROCE_NETWORK["name"]], [ROCE_NETWORK])
+    account = bandwidth(p, "training")
+    assert account.nics == "1 of 8 rails"
+    assert account.shortfall is not None and "1 of the node's 8 rails" in account.shortfall
+
+
+# -- rails ---------------------------------------------------------------------------------------
+
+
+def rail_pool(fabric: str = "roce", **fields: Any) -> Pool:
+    spec = {
+        "name": "h100",
+        "gpusPerNode": 8,
+        "maxNodes": 4,
+        "fabric": fabric,
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        **fields,
+    }
+    pools, issues = resolve_pools([NodePoolSpec.model_validate(spec)], "existing", None, NetworkConfig())
+    assert not issues, issues
+    return pools["h100"]
+
+
+RAILS = {"count": 8, "interfaces": "ens{n}f0np0", "devices": "mlx5_{i}", "range": "192.168.0.0/16"}
+
+
+def test_a_worker_attaches_every_rail_and_nccl_uses_exactly_their_devices() -> None:
+    roce = profile(rail_pool(rails=RAILS), "training")
+    assert roce.annotations == {MULTUS_ANNOTATION: ",".join(f"h100-rail-{i}@net{i + 1}" for i in range(8))}
+    assert roce.env["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
+    assert roce.resources == {"rdma/rdma_shared_device_a": 1}, "one shared resource reaches every rail's HCA"
+    assert roce.interfaces == ("eth0", *(f"net{i}" for i in range(1, 9)))
+    assert roce.env["NCCL_SOCKET_IFNAME"] == "net1"
+
+
+def test_nccl_picks_each_rails_gid_from_the_subnet_holding_every_rail() -> None:
+    env = profile(rail_pool(rails=RAILS), "training").env
+    assert "NCCL_IB_GID_INDEX" not in env
+    assert (env["NCCL_IB_ADDR_FAMILY"], env["NCCL_IB_ADDR_RANGE"]) == ("AF_INET", "192.168.0.0/21")
+    v6 = profile(rail_pool(rails={**RAILS, "count": 2, "range": "fd00:10::/48"}), "training").env
+    assert (v6["NCCL_IB_ADDR_FAMILY"], v6["NCCL_IB_ADDR_RANGE"]) == ("AF_INET6", "fd00:10::/63")
+
+
+def test_sriov_rails_request_one_vf_of_each_rails_resource() -> None:
+    rails = {"count": 4, "type": "sriov", "resourceName": "nvidia.com/rail_{i}", "range": "10.0.0.0/16"}
+    roce = profile(rail_pool(rails=rails), "training")
+    assert roce.resources == {"rdma/rdma_shared_device_a": 1, **{f"nvidia.com/rail_{i}": 1 for i in range(4)}}
+
+
+def test_traffic_class_and_service_level_become_nccl_env() -> None:
+    env = profile(rail_pool(rails=RAILS, trafficClass=106, serviceLevel=3), "training").env
+    assert (env["NCCL_IB_TC"], env["NCCL_IB_SL"]) == ("106", "3")
+    assert "NCCL_IB_TC" not in profile(rail_pool(rails=RAILS), "training").env
+
+
+def test_infiniband_rails_attach_ipoib_without_a_roce_gid_range() -> None:
+    rails = {"count": 2, "interfaces": "ibp{i}s0", "devices": "mlx5_{i}", "range": "10.0.0.0/16"}
+    ib = profile(rail_pool("infiniband", rails=rails, serviceLevel=1), "training")
+    assert ib.annotations[MULTUS_ANNOTATION] == "h100-rail-0@net1,h100-rail-1@net2"
+    assert ib.env["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1" and ib.env["NCCL_IB_SL"] == "1"
+    assert "NCCL_IB_ADDR_RANGE" not in ib.env
+
+
+def test_rails_in_another_namespace_are_not_attached() -> None:
+    roce = profile(rail_pool(rails={**RAILS, "namespace": "research"}), "training")
+    assert MULTUS_ANNOTATION not in roce.annotations and "NCCL_IB_ADDR_RANGE" not in roce.env
+
+
+def test_nccl_bootstraps_on_eth0_when_the_ipoib_network_has_no_address() -> None:
+    ib0 = {"name": "ib0", "namespace": "training", "type": "ipoib", "master": "ibs1"}
+    ib = profile(existing_pool("infiniband", ["ib0"], [ib0]), "training")
+    assert ib.annotations == {MULTUS_ANNOTATION: "ib0@net1"}
+    assert ib.env["NCCL_SOCKET_IFNAME"] == "eth0"

@@ -73,7 +73,8 @@ def test_p5_gets_its_gpus_and_efa_from_the_catalog() -> None:
 def test_a3_gets_its_gpus_from_the_catalog() -> None:
     p = one("gcp", A3)
     assert p.gpus_per_node == 8
-    assert p.fabric == "tcp"
+    assert p.fabric == "tcpx"
+    assert p.gpu_nics == 4
     assert p.efa_interfaces == 0
 
 
@@ -375,3 +376,133 @@ def test_a_scaling_node_group_needs_an_autoscaler_release_for_the_clusters_minor
     with pytest.raises(ConfigError, match=r"Cluster Autoscaler, which has no release pinned for 1\.28"):
         resolve_stack(parse_stack({"cluster": cluster, "nodePools": [{**P5, "minNodes": 1}]}))
     assert resolve_stack(parse_stack({"cluster": cluster, "nodePools": [P5]})).pools["h100"].provisioner == "karpenter"
+
+
+# -- rails and RDMA defaults ---------------------------------------------------------------------
+
+RAILS = {"count": 8, "interfaces": "ens{n}f0np0", "devices": "mlx5_{i}", "range": "192.168.0.0/16", "speedGbps": 400}
+ROCE = {**EXISTING, "fabric": "roce"}
+
+
+def test_rails_are_attached_on_net1_to_net8_and_set_the_pools_rails_and_bandwidth() -> None:
+    p = one("existing", {**ROCE, "rails": RAILS})
+    assert [(n.name, n.interface) for n in p.networks][:2] == [("h100-rail-0", "net1"), ("h100-rail-1", "net2")]
+    assert len(p.networks) == 8 and p.networks[-1].interface == "net8"
+    assert (p.rails, p.rail_gbps, p.fabric_gbps) == (8, 400, 3200)
+    assert p.ib_hca == "=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
+    assert p.rail_shortfall() == 0 and p.rdma_advice() == []
+
+
+def test_rails_without_a_speed_leave_the_bandwidth_unknown() -> None:
+    p = one("existing", {**ROCE, "rails": {**RAILS, "speedGbps": None}})
+    assert (p.rails, p.rail_gbps, p.fabric_gbps) == (8, None, 0)
+
+
+def test_nads_listed_by_hand_still_work_and_their_devices_name_the_hcas() -> None:
+    networks = [
+        {**ROCE_NETWORK, "name": f"rail{i}", "interface": None, "master": f"ens{i}", "rdmaDevice": f"mlx5_{i}",
+         "ipam": {"range": f"192.168.{i}.0/24"}}
+        for i in (0, 3)
+    ]  # fmt: skip
+    p = one("existing", {**ROCE, "networks": ["rail0", "rail3"]}, networks=networks)
+    assert [(n.name, n.interface) for n in p.networks] == [("rail0", "net1"), ("rail3", "net2")]
+    assert p.ib_hca == "=mlx5_0,mlx5_3"
+    assert p.rails == 0 and p.rail_shortfall() == 6
+
+
+def test_a_bare_count_beside_hand_listed_networks_states_rails_devices_and_speed() -> None:
+    rails = {"count": 1, "devices": ["mlx5_4"], "speedGbps": 200}
+    p = one("existing", {**ROCE, "networks": ["roce-network"], "rails": rails}, networks=[ROCE_NETWORK])
+    assert (p.rails, p.fabric_gbps, p.ib_hca) == (1, 200, "=mlx5_4")
+
+
+def test_without_known_devices_nccl_ib_hca_keeps_the_configured_value_and_the_pool_is_warned() -> None:
+    p = one("existing", {**ROCE, "networks": ["roce-network"]}, networks=[ROCE_NETWORK])
+    assert p.ib_hca == "mlx5"
+    advice = p.rdma_advice()
+    assert len(advice) == 2
+    assert "attaches 1 rail for 8 GPUs per node, so 7 GPUs share another's NIC" in advice[0]
+    assert "NCCL_IB_HCA=mlx5 is a prefix" in advice[1]
+    exact = one("existing", {**ROCE, "networks": ["roce-network"]}, networks=[ROCE_NETWORK], rdma={"hca": "=mlx5_2"})
+    assert exact.ib_hca == "=mlx5_2" and len(exact.rdma_advice()) == 1
+
+
+def test_sriov_vfs_alone_need_no_hca_list() -> None:
+    sriov = {"name": "vf", "type": "ib-sriov", "resourceName": "nvidia.com/vf", "ipam": {"range": "10.0.0.0/24"}}
+    p = one(
+        "existing",
+        {**EXISTING, "fabric": "infiniband", "networks": ["vf"]},
+        networks=[sriov],
+        rdma={"sharedDevicePlugin": False},
+    )
+    assert p.ib_hca == "mlx5" and all("NCCL_IB_HCA" not in a for a in p.rdma_advice()), "a pod sees only its VFs"
+
+
+def test_an_infiniband_pool_reaches_every_declared_rail_through_the_shared_plugin() -> None:
+    p = one("existing", {**EXISTING, "fabric": "infiniband", "rails": {"count": 8, "devices": "mlx5_{i}"}})
+    assert p.networks == [] and p.rails_attached() == 8 and p.rail_shortfall() == 0
+    bare = one("existing", {**EXISTING, "fabric": "infiniband"})
+    assert bare.rail_shortfall() == 8 and "declare `rails`" in bare.rdma_advice()[0]
+
+
+def test_a_roce_pool_uses_only_the_rails_it_attaches() -> None:
+    p = one("existing", {**ROCE, "rails": 8})
+    assert p.rails == 8 and p.rails_attached() == 0 and p.rail_shortfall() == 8
+
+
+def test_other_fabrics_have_no_rails_to_fall_short_of() -> None:
+    assert one("aws", P5).rail_shortfall() == 0 and one("aws", P5).rdma_advice() == []
+
+
+def test_traffic_class_and_service_level_reach_the_pool() -> None:
+    p = one("existing", {**ROCE, "trafficClass": 106, "serviceLevel": 3})
+    assert (p.ib_tc, p.ib_sl) == (106, 3)
+    assert (one("existing", ROCE).ib_tc, one("existing", ROCE).ib_sl) == (None, None)
+
+
+def test_macvlan_on_an_infiniband_pool_is_refused_naming_the_network() -> None:
+    _, issues = resolve(
+        "existing", {**EXISTING, "fabric": "infiniband", "networks": ["roce-network"]}, networks=[ROCE_NETWORK]
+    )
+    issue = issue_at(issues, "nodePools[0].networks[0]")
+    assert "macvlan cannot attach to an IPoIB parent" in issue.message and "ipoib" in issue.message
+
+
+def test_ipoib_on_a_roce_pool_is_refused() -> None:
+    ipoib = {"name": "ib0", "type": "ipoib", "master": "ibs1", "ipam": {"range": "10.0.0.0/24"}}
+    _, issues = resolve("existing", {**ROCE, "networks": ["ib0"]}, networks=[ipoib])
+    assert "ipoib needs an InfiniBand parent" in issue_at(issues, "nodePools[0].networks[0]").message
+
+
+def test_a_rail_nad_clashing_with_a_declared_network() -> None:
+    _, issues = resolve("existing", {**ROCE, "rails": RAILS}, networks=[{**ROCE_NETWORK, "name": "h100-rail-3"}])
+    assert (
+        "makes NAD training/h100-rail-3, which network.networks declares too"
+        in issue_at(issues, "nodePools[0].rails").message
+    )
+
+
+def test_rails_need_multus() -> None:
+    _, issues = resolve("existing", {**ROCE, "rails": RAILS}, multus={"enabled": False})
+    assert "needs Multus" in issue_at(issues, "nodePools[0].rails").message
+
+
+def test_gke_gpudirect_rails_are_the_machines_gpu_nics() -> None:
+    mega = {**A3, "machineType": "a3-megagpu-8g"}
+    assert one("gcp", {**mega, "rails": 8}).fabric == "tcpxo"
+    _, issues = resolve("gcp", {**mega, "rails": 4})
+    assert "a3-megagpu-8g has 8 GPU NICs, not 4" in issue_at(issues, "nodePools[0].rails").message
+    _, issues = resolve("gcp", {**mega, "rails": {"count": 8, "devices": "mlx5_{i}"}})
+    assert issue_at(issues, "nodePools[0].rails.devices")
+    _, issues = resolve("aws", {**P5, "rails": 8})
+    assert "roce and infiniband" in issue_at(issues, "nodePools[0].rails").message
+
+
+@settings(max_examples=30, deadline=None)
+@given(count=st.integers(1, 16), gpus=st.sampled_from([1, 4, 8, 16]))
+def test_a_roce_pool_falls_short_by_the_gpus_its_rails_do_not_cover(count: int, gpus: int) -> None:
+    rails = {"count": count, "interfaces": "ens{n}f0np0", "devices": "mlx5_{i}", "range": "10.0.0.0/8"}
+    p = one("existing", {**ROCE, "gpusPerNode": gpus, "rails": rails})
+    assert len(p.networks) == count and len({n.interface for n in p.networks}) == count
+    assert p.rail_shortfall() == max(0, gpus - count)
+    assert bool(p.rdma_advice()) == (count < gpus)

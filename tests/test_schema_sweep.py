@@ -11,6 +11,7 @@ draws job specs from the valid space and checks the objects and the job's shape.
 from __future__ import annotations
 
 import copy
+import json
 import string
 from decimal import Decimal
 from typing import Any
@@ -44,6 +45,7 @@ AWS = {
     "vpc": {"cidr": "10.0.0.0/16"},
 }
 EXISTING = {"provider": "existing", "name": "lab"}
+GKE = {"provider": "gcp", "name": "train", "project": "ml", "region": "us-central1"}
 EXISTING_POOL = {"name": "gpu", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"nvidia.com/gpu.present": "true"}}
 
 MACVLAN = {
@@ -97,7 +99,18 @@ FABRICS: dict[str, dict[str, Any]] = {
         "nad": MACVLAN,
     },
     "tcp": {"cluster": EXISTING, "pool": {**EXISTING_POOL, "fabric": "tcp"}, "network": {}, "nad": None},
+    **{
+        fabric: {
+            "cluster": GKE,
+            "pool": {"name": "gpu", "machineType": machine, "maxNodes": 4, "zone": "us-central1-a"},
+            "network": {},
+            "nad": None,
+        }
+        for fabric, machine in (("tcpx", "a3-highgpu-8g"), ("tcpxo", "a3-megagpu-8g"), ("rdma", "a4-highgpu-8g"))
+    },
 }
+GPU_NICS = {"tcpx": 4, "tcpxo": 8, "rdma": 8}
+GKE_INTERFACES = "networking.gke.io/interfaces"
 
 DEEPSPEED = {"config": {"train_batch_size": 256, "bf16": {"enabled": True}, "zero_optimization": {"stage": 3}}}
 VOLUMES = [
@@ -375,6 +388,13 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
             assert (e["FI_PROVIDER"], e["FI_EFA_USE_DEVICE_RDMA"], e["FI_EFA_FORK_SAFE"]) == ("efa", "1", "1")
         elif fabric == "tcp":
             assert (e["NCCL_IB_DISABLE"], e["NCCL_SOCKET_IFNAME"]) == ("1", "eth0")
+        elif fabric in GPU_NICS:
+            attached = json.loads(annotations[GKE_INTERFACES])
+            assert len(attached) == 1 + GPU_NICS[fabric]
+            assert {"GKENetworkParamSet", "Network"} <= set(kinds)
+            assert e["NCCL_SOCKET_IFNAME"] == "eth0"
+            sidecars = template["spec"].get("initContainers", [])
+            assert [s["restartPolicy"] for s in sidecars] == (["Always"] if fabric != "rdma" else [])
         else:
             assert e["NCCL_IB_DISABLE"] == "0"
             assert e["NCCL_IB_HCA"]

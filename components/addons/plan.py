@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.addons import autoscaler, gpu_operator, karpenter, network, operators, scheduler, storage
+from components.addons import autoscaler, gpu_operator, gpudirect, karpenter, network, operators, scheduler, storage
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
 from components.validation import Stack
@@ -73,6 +73,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         operators.mpi_operator(stack),
     ]
     objects: list[dict[str, Any]] = karpenter.objects(stack)
+    objects += gpudirect.objects(stack)
     policy = network.nic_cluster_policy(stack)
     if policy is not None:
         objects.append(policy)

@@ -151,12 +151,13 @@ def job_issues(
                 f"ask for at most {pool.gpus_per_node} or choose a larger pool",
             )
         )
-    if pool.fabric == "efa" and gpus != pool.gpus_per_node:
+    fabric = fabric or profile(pool, spec.namespace)
+    if fabric.whole_node and gpus != pool.gpus_per_node:
+        nics = f"{pool.efa_interfaces} EFA devices" if pool.fabric == "efa" else f"{pool.gpu_nics} GPU NICs"
         issues.append(
             Issue(
                 f"{p}gpusPerNode",
-                f"an EFA worker takes the whole node ({pool.efa_interfaces} EFA devices, {pool.gpus_per_node} GPUs); "
-                "drop gpusPerNode",
+                f"an {pool.fabric} worker takes the whole node ({nics}, {pool.gpus_per_node} GPUs); drop gpusPerNode",
             )
         )
     most = spec.most_nodes
@@ -185,7 +186,6 @@ def job_issues(
                 f"pool '{pool.name}' attaches {names}, none of which is declared in namespace '{spec.namespace}'",
             )
         )
-    fabric = fabric or profile(pool, spec.namespace)
     # env overrides nccl, so the value the pod gets is env's when both set it.
     from_env = "NCCL_SOCKET_IFNAME" in spec.env
     ifname = spec.env.get("NCCL_SOCKET_IFNAME") or spec.nccl_env.get("NCCL_SOCKET_IFNAME")

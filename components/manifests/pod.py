@@ -47,8 +47,11 @@ def worker_template(
     """The pod template of a GPU worker of the job on its pool."""
     spec = plan.spec
     resources: dict[str, Any] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources, **plan.requests}
-    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
-    volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": plan.shm_size}}]
+    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *plan.fabric.mounts]
+    volumes: list[dict[str, Any]] = [
+        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": plan.shm_size}},
+        *plan.fabric.volumes,
+    ]
     for mount in spec.volumes:
         name = volume_name(mount.claim)
         entry: dict[str, Any] = {"name": name, "mountPath": mount.mount_path}
@@ -76,6 +79,8 @@ def worker_template(
         body["args"] = args
     body["env"] = [*(extra_env or []), *env_list(plan.env)]
     body["resources"] = {"limits": dict(resources), "requests": dict(resources)}
+    if plan.fabric.claims:
+        body["resources"]["claims"] = [{"name": c["name"]} for c in plan.fabric.claims]
     if plan.fabric.capabilities:
         body["securityContext"] = {"capabilities": {"add": list(plan.fabric.capabilities)}}
     body["volumeMounts"] = mounts
@@ -86,8 +91,13 @@ def worker_template(
     _scheduling(plan, pod)
     pod["nodeSelector"] = dict(plan.pool.node_selector)
     pod["tolerations"] = tolerations(plan.pool.taints)
+    if plan.fabric.sidecars:
+        # Native sidecars: started before the worker and stopped after it, so a Job still completes.
+        pod["initContainers"] = [dict(s) for s in plan.fabric.sidecars]
     pod["containers"] = [body]
     pod["volumes"] = volumes
+    if plan.fabric.claims:
+        pod["resourceClaims"] = [dict(c) for c in plan.fabric.claims]
 
     annotations = dict(plan.fabric.annotations)
     if podgroup:

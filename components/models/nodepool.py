@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field, model_validator
 
-from components.models.base import DnsLabel, Spec, at
+from components.models.base import DnsLabel, Spec, at, snake
+from components.models.network import NetworkSpec, RailsSpec
 
 Fabric = Literal["efa", "infiniband", "roce", "tcp", "tcpx", "tcpxo", "rdma"]
 """How GPUs talk across nodes: EFA (AWS), InfiniBand or RoCE through Multus (existing clusters),
@@ -101,6 +102,11 @@ class NodePoolSpec(Spec):
     """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp. Default: the machine's fastest: efa for an
     AWS type with EFA; on GKE tcpx for a3-highgpu-8g, tcpxo for a3-megagpu-8g, rdma for a3-ultragpu-8g
     and a4-highgpu-8g; else tcp, which is also the explicit opt-out."""
+    accelerator_network_profile: Literal["auto", "none"] | None = None
+    """GKE rdma pools: auto (GKE makes the RDMA networks itself and pods claim the NICs through DRA,
+    device class mrdma.google.com; GKE 1.34.1-gke.1829001 and later) or none (this stack makes the
+    RoCE VPC, its subnets and the Network objects). Default: auto when cluster.kubernetesVersion is
+    1.35 or later, else none (on 1.34, set auto once the cluster runs 1.34.1-gke.1829001 or later)."""
     networks: list[DnsLabel] = Field(default_factory=list)
     """NetworkAttachmentDefinitions a pod on this pool attaches (infiniband / roce). Default: none."""
     node_selector: dict[str, str] = Field(default_factory=dict)
@@ -120,6 +126,43 @@ class NodePoolSpec(Spec):
     """The machine's local NVMe or SSD disks: raid0 (one RAID0 array for the container runtime, images
     and pods' ephemeral storage) or none. Default: raid0 when the catalog says the machine has
     local disks, else none."""
+    rails: RailsSpec | None = None
+    """roce / infiniband: the node's GPU rails, declared once. `{count: 8, interfaces: "ens{n}f0np0",
+    devices: "mlx5_{i}", range: 192.168.0.0/16, speedGbps: 400}` makes one NAD per rail (<pool>-rail-0,
+    <pool>-rail-1, ...) and attaches them all; `rails: 8` (or count, devices and speedGbps alone) only
+    states them, for a pool that lists its rails' NADs by hand in `networks`. Default: none."""
+    traffic_class: int | None = Field(default=None, ge=0, le=255)
+    """roce / infiniband: NCCL_IB_TC, the traffic class NCCL's RDMA traffic carries, matching the
+    fabric's lossless (PFC / ECN) class: DSCP x 4, plus the ECN bits (e.g. 106 for DSCP 26). Default:
+    unset (NCCL's 0)."""
+    service_level: int | None = Field(default=None, ge=0, le=15)
+    """roce / infiniband: NCCL_IB_SL, the InfiniBand service level (the priority on RoCE) of NCCL's
+    traffic. Default: unset (NCCL's 0)."""
+
+    def rail_networks(self) -> list[NetworkSpec]:
+        """The NADs this pool's rails make: none when it has no rails or lists its networks by hand."""
+        if self.rails is None or self.networks or not self.rails.makes_nads:
+            return []
+        return self.rails.networks(self.name, self.fabric)
+
+    @model_validator(mode="after")
+    def _rdma_keys(self) -> NodePoolSpec:
+        fabric = f"'{self.fabric}'" if self.fabric else "unset (set fabric: roce or infiniband)"
+        for key in ("trafficClass", "serviceLevel"):
+            if getattr(self, snake(key)) is not None and self.fabric not in ("roce", "infiniband"):
+                raise at(key, f"applies to roce and infiniband pools, and this pool's fabric is {fabric}")
+        # GKE GPUDirect pools' rails are their GPU NICs, checked against the machine when the pool
+        # resolves, as are rails stating a count on a pool whose fabric comes from its machine.
+        states_only = self.rails is not None and not self.rails.makes_nads
+        if self.rails is not None and not (states_only and self.fabric in (None, *GPUDIRECT_FABRICS)):
+            found = self.rails.problem(self.fabric, by_hand=bool(self.networks))
+            if found:
+                key, message = found
+                raise at(f"rails.{key}" if key else "rails", message)
+            last = f"{self.name}-rail-{self.rails.count - 1}"
+            if len(last) > 63:
+                raise at("name", f"the rails' NAD names ({last}) pass 63 characters: shorten the pool name")
+        return self
 
     @model_validator(mode="after")
     def _sizes(self) -> NodePoolSpec:

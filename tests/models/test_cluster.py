@@ -138,4 +138,7 @@ def test_gke_pools_name_a_machine_type_and_aws_pools_an_instance_type() -> None:
 def test_efa_on_gke_is_refused() -> None:
     gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
     found = issues(gcp, [{"name": "a3", "machineType": "a3-highgpu-8g", "maxNodes": 1, "fabric": "efa"}])
-    assert ("nodePools[0].fabric", "EFA is an AWS fabric; GKE pools use tcp") in found
+    assert (
+        "nodePools[0].fabric",
+        "EFA is an AWS fabric; a3-highgpu-8g uses tcpx (GPUDirect, its default) or tcp",
+    ) in found

@@ -17,6 +17,15 @@ ROCE_NETWORK = {
     "interface": "net1",
 }
 
+IPOIB_NETWORK = {
+    "name": "ib-network",
+    "namespace": "training",
+    "type": "ipoib",
+    "master": "ibs1",
+    "ipam": {"type": "whereabouts", "range": "192.168.40.0/24"},
+    "interface": "net1",
+}
+"""An IPoIB network: InfiniBand's secondary interface beside the RDMA shared device plugin."""
 
 EFA_RESOURCES = {"memory": "1800Gi"}
 """What an EFA worker on p5.48xlarge states: huge pages need a memory request beside them."""
@@ -31,12 +40,20 @@ SRIOV_NETWORK = {
 """An SR-IOV network whose pods request a VF resource."""
 
 
+GKE_MACHINES = {"tcpx": "a3-highgpu-8g", "tcpxo": "a3-megagpu-8g", "rdma": "a4-highgpu-8g"}
+"""The GKE machine a test pool of each GPUDirect fabric runs on."""
+
+
 def pool(fabric: str = "tcp", **overrides: Any) -> Pool:
-    """A resolved pool: an existing-cluster 8-GPU pool, or a p5.48xlarge pool for efa."""
-    network = NetworkConfig.model_validate({"networks": [ROCE_NETWORK]})
+    """A resolved pool: an existing-cluster 8-GPU pool, a p5.48xlarge pool for efa, a GKE pool of the
+    fabric's machine for tcpx / tcpxo / rdma."""
+    network = NetworkConfig.model_validate({"networks": [ROCE_NETWORK, IPOIB_NETWORK]})
     if fabric == "efa":
         spec = {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 4, "zone": "us-east-1a"}
         provider, region = "aws", "us-east-1"
+    elif fabric in GKE_MACHINES:
+        spec = {"name": "a3", "machineType": GKE_MACHINES[fabric], "maxNodes": 4, "zone": "us-central1-a"}
+        provider, region = "gcp", "us-central1"
     else:
         spec = {
             "name": "h100",
@@ -46,7 +63,7 @@ def pool(fabric: str = "tcp", **overrides: Any) -> Pool:
             "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
         }
         if fabric in ("roce", "infiniband"):
-            spec["networks"] = ["roce-network"]
+            spec["networks"] = ["roce-network" if fabric == "roce" else "ib-network"]
         provider, region = "existing", None
     spec.update(overrides)
     pools, issues = resolve_pools([NodePoolSpec.model_validate(spec)], provider, region, network)

@@ -25,7 +25,16 @@ def crd_schema_path(obj: dict[str, Any]) -> Path | None:
     return CRDS / group / f"{obj['kind'].lower()}_{version}.json"
 
 
-_CORE_GROUPS = {"storage.k8s.io", "scheduling.k8s.io", "rbac.authorization.k8s.io", "networking.k8s.io"}
+_CORE_GROUPS = {
+    "storage.k8s.io",
+    "scheduling.k8s.io",
+    "rbac.authorization.k8s.io",
+    "networking.k8s.io",
+    "resource.k8s.io",
+}
+# Kinds newer than KUBERNETES_VERSION, checked at the first version that serves them (a stack using one
+# must run that version: the GKE managed-RDMA pools that need resource.k8s.io/v1 require GKE 1.34).
+_FIRST_SERVED = {"resource.k8s.io/v1": "1.34"}
 
 
 @functools.cache
@@ -38,6 +47,9 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
     """Every schema violation of one object (empty when it is valid)."""
     path = crd_schema_path(obj)
     if path is None:
+        version = max(
+            version, _FIRST_SERVED.get(obj["apiVersion"], version), key=lambda v: tuple(map(int, v.split(".")))
+        )
         try:
             kubernetes_validate.validate(obj, version, strict=True)
         except kubernetes_validate.ValidationError as exc:

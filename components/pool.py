@@ -303,7 +303,8 @@ def _resolve(
     if zone and region and not zone.startswith(region):
         issues.append(Issue(f"{path}.zone", f"zone '{zone}' is not in the cluster's region '{region}'"))
 
-    fabric = spec.fabric or _default_fabric(machine, provider)
+    machine_fabric = _default_fabric(machine, provider)
+    fabric = spec.fabric or machine_fabric
     provisioner = {"aws": spec.provisioner or ("karpenter" if spec.min_nodes == 0 else "nodegroup"), "gcp": "gke"}.get(
         provider
     )
@@ -355,9 +356,9 @@ def _resolve(
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
         fabric=fabric,
-        machine_fabric=_default_fabric(machine, provider),
+        machine_fabric=machine_fabric,
         # A fabric this stack cannot build here (GPUDirect off GKE) has no bandwidth to account for.
-        fabric_gbps=machine.fabric_gbps if machine and _default_fabric(machine, provider) == machine.fabric else 0,
+        fabric_gbps=machine.fabric_gbps if machine and machine_fabric == machine.fabric else 0,
         gpu_nics=machine.gpu_nics if fabric in GPUDIRECT_FABRICS and machine else 0,
         extra_gvnics=machine.extra_gvnics if fabric in GPUDIRECT_FABRICS and machine and not dranet else 0,
         dranet=dranet,

@@ -103,26 +103,30 @@ _PAUSE = [{"name": "pause", "image": versions.GKE_PAUSE_IMAGE, "resources": {"re
 _INSTALL_REQUESTS = {"requests": {"cpu": "150m"}}
 
 
-def _tcp_installer(fabric: str, image: str, pools: list[Pool]) -> dict[str, Any]:
-    """TCPX / TCPXO: the plugin (and, for TCPXO, NCCL itself) copied next to GKE's NVIDIA libraries."""
-    lib = f"/var/lib/{fabric}/lib64"
-    install = {
-        "name": INSTALLERS[fabric],
+def _installer(name: str, image: str, script: str, mounts: dict[str, str]) -> dict[str, Any]:
+    """A privileged init container that runs an NCCL plugin image's install script, then `script`'s copies."""
+    return {
+        "name": name,
         "image": image,
         "resources": _INSTALL_REQUESTS,
         "securityContext": {"privileged": True},
         "command": ["/bin/sh", "-c"],
-        "args": [
-            "set -ex\n"
-            "/scripts/container_entry.sh install --install-nccl\n"
-            "mkdir -p /usr/local/nvidia/lib64\n"
-            f"cp -r {lib}/. /usr/local/nvidia/lib64\n"
-        ],
-        "volumeMounts": [
-            {"name": "var-lib", "mountPath": "/var/lib"},
-            {"name": "library-dir-host", "mountPath": "/usr/local"},
-        ],
+        "args": ["set -ex\n" + script],
+        "volumeMounts": [{"name": volume, "mountPath": path} for volume, path in mounts.items()],
     }
+
+
+def _tcp_installer(fabric: str, image: str, pools: list[Pool]) -> dict[str, Any]:
+    """TCPX / TCPXO: the plugin (and, for TCPXO, NCCL itself) copied next to GKE's NVIDIA libraries."""
+    lib = f"/var/lib/{fabric}/lib64"
+    install = _installer(
+        INSTALLERS[fabric],
+        image,
+        "/scripts/container_entry.sh install --install-nccl\n"
+        "mkdir -p /usr/local/nvidia/lib64\n"
+        f"cp -r {lib}/. /usr/local/nvidia/lib64\n",
+        {"var-lib": "/var/lib", "library-dir-host": "/usr/local"},
+    )
     init = [install]
     host: dict[str, Any] = {}
     if fabric == "tcpxo":
@@ -187,23 +191,17 @@ def _gib_installer(pools: list[Pool]) -> dict[str, Any]:
                 {"name": "gib", "hostPath": {"path": "/home/kubernetes/bin/gib"}},
             ],
             "initContainers": [
-                {
-                    "name": INSTALLERS["rdma"],
-                    "image": versions.GIB_PLUGIN_IMAGE,
-                    "resources": _INSTALL_REQUESTS,
-                    "securityContext": {"privileged": True},
-                    "command": ["/bin/sh", "-c"],
-                    "args": [
-                        "set -ex\n"
-                        "/scripts/container_entry.sh install\n"
-                        "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n"
-                        "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib\n"
-                    ],
-                    "volumeMounts": [
-                        {"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
-                        {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"},
-                    ],
-                }
+                _installer(
+                    INSTALLERS["rdma"],
+                    versions.GIB_PLUGIN_IMAGE,
+                    "/scripts/container_entry.sh install\n"
+                    "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n"
+                    "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib\n",
+                    {
+                        "library-dir-host": "/usr/local/home/kubernetes/bin/nvidia/lib64",
+                        "gib": "/usr/local/home/kubernetes/bin/gib",
+                    },
+                )
             ],
             "containers": _PAUSE,
         },

@@ -1,4 +1,9 @@
-"""Validate emitted objects: core kinds with kubernetes-validate (strict), custom resources with their CRD schema."""
+"""Validate emitted objects: core kinds with kubernetes-validate (strict), custom resources with their CRD schema.
+
+A custom resource is checked against the JSON schema and then against the schema's CEL rules
+(`x-kubernetes-validations`, see tests/support/cel.py); rules the evaluator cannot run are listed by
+`unevaluated_rules()` rather than failing the object.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
+
+from tests.support import cel
 
 REPO = Path(__file__).resolve().parents[2]
 CRDS = Path(os.environ.get("GPU_TRAINING_CRD_SCHEMAS", REPO.parent / "shared" / "schemas" / "crds"))
@@ -38,9 +45,14 @@ _FIRST_SERVED = {"resource.k8s.io/v1": "1.34"}
 
 
 @functools.cache
+def crd_schema(path: Path) -> dict[str, Any]:
+    """The parsed JSON schema of one CRD version (read once per process)."""
+    return json.loads(path.read_text())
+
+
+@functools.cache
 def _crd_validator(path: Path) -> jsonschema.protocols.Validator:
-    schema = json.loads(path.read_text())
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(crd_schema(path))
 
 
 def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
@@ -60,10 +72,16 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
         pytest.skip(f"CRD schemas not found at {CRDS} (set GPU_TRAINING_CRD_SCHEMAS or clone beside ../shared)")
     if not path.is_file():
         return [f"no CRD schema for {obj['apiVersion']} {obj['kind']} at {path}"]
-    return [
+    found = [
         f"{obj['kind']}/{obj['metadata'].get('name')}: {'.'.join(str(p) for p in e.absolute_path)}: {e.message[:300]}"
         for e in _crd_validator(path).iter_errors(obj)
     ]
+    return found + cel.violations(crd_schema(path), obj, source=str(path.relative_to(CRDS)))
+
+
+def unevaluated_rules() -> list[tuple[str, str, str, str]]:
+    """Every (schema file, schema location, CEL rule, reason) this process met but could not evaluate."""
+    return cel.unevaluated_rules()
 
 
 def assert_valid(*objects: dict[str, Any]) -> None:

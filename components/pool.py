@@ -15,6 +15,7 @@ from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, wrong_type
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, NodePoolSpec, Taint, default_taints
+from components.topology import Topology
 
 POOL_LABEL = "gpu-training/pool"
 """The node label that pools this stack creates carry, and that jobs select on."""
@@ -130,6 +131,12 @@ class Pool(Spec):
     """NCCL_IB_TC (infiniband / roce), when the pool declares a traffic class."""
     ib_sl: int | None = None
     """NCCL_IB_SL (infiniband / roce), when the pool declares a service level."""
+    topology: Topology | None = None
+    """The network topology jobs are placed by, when scheduler.topology is on."""
+    runtimes: dict[str, str] = Field(default_factory=dict)
+    """The pool's Kubeflow Trainer ClusterTrainingRuntimes by kind (torch -> <pool>-torch), when trainer is on."""
+    mpi_image: str | None = None
+    """The node image of the pool's DeepSpeed and MPI runtimes (trainer.mpiImage), when trainer is on."""
 
     def worker_requests(self, gpus: int, hugepages: Decimal = Decimal(0)) -> dict[str, str]:
         """The cpu and memory a worker with `gpus` GPUs gets by default: the machine's vCPUs and memory

@@ -11,6 +11,9 @@ from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
 from components.fabric import bandwidth
 from components.manifests import platform, trainingjob
+from components.manifests.plan import JobPlan
+from components.manifests.trainingruntime import own_runtime_reasons
+from components.manifests.trainjob import runtime_ref
 from components.validation import Stack
 from components.yamlio import dump
 
@@ -48,7 +51,7 @@ class Rendered:
                 short = f"; below the fabric's bandwidth: {account.shortfall}" if account.shortfall else ""
                 lines.append(
                     f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs{each} "
-                    f"(world size {p.world_size}){short}"
+                    f"(world size {p.world_size}){_runtime(p)}{_placed(p)}{short}"
                 )
         later = [
             f"{'PersistentVolume' if v.backend == 'fsx-lustre' else 'StorageClass'} for {v.namespace}/{v.name}"
@@ -64,6 +67,22 @@ class Rendered:
             kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
         lines.append("objects: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
         return "\n".join(lines)
+
+
+def _runtime(plan: JobPlan) -> str:
+    """`, runtime <name>` for a TrainJob: its pool's, or its own and why."""
+    if plan.spec.training_runtime is None:
+        return ""
+    ref = runtime_ref(plan)
+    if ref["kind"] == "ClusterTrainingRuntime":
+        return f", runtime {ref['name']}"
+    return f", own runtime ({'; '.join(own_runtime_reasons(plan))})"
+
+
+def _placed(plan: JobPlan) -> str:
+    """`, <mode> in one <level>` when the job is placed by network topology."""
+    placed = plan.placement
+    return f", {placed.mode} in one {placed.level.name}" if placed else ""
 
 
 def render(stack: Stack) -> Rendered:

@@ -12,14 +12,17 @@ from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
 from components.gcp.gpunetworks import pool_zone, roce_pools
 from components.manifests.plan import JobPlan, SchedulerKind, plan
+from components.manifests.trainingruntime import runtime_names
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
 from components.pool import Pool, resolve_pools
+from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
 
 _OPERATOR = {
     "pytorch": ("trainingOperator.enabled", "the Training Operator"),
     "tensorflow": ("trainingOperator.enabled", "the Training Operator"),
     "mpi": ("trainingOperator.mpi", "the MPI Operator"),
+    "trainjob": ("trainer.enabled", "Kubeflow Trainer v2"),
 }
 
 
@@ -57,6 +60,9 @@ def resolve(config: StackConfig) -> Stack:
         gpu_labels=labelled,
         kubernetes_version=cluster.kubernetes_version,
     )
+    pools = {name: _with_platform(config, pool) for name, pool in pools.items()}
+    issues += _topology(config)
+    issues += _volcano_topologies(config, pools)
     issues += _aws_zones(config)
     issues += _autoscaler_release(config, pools)
     issues += _gke_gpu_operator(config)
@@ -79,6 +85,62 @@ def resolve(config: StackConfig) -> Stack:
     if issues:
         raise ConfigError(issues)
     return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=namespaces(config))
+
+
+def _with_platform(config: StackConfig, pool: Pool) -> Pool:
+    """The pool with what the platform adds: its network topology and its training runtimes."""
+    update: dict[str, Any] = {}
+    topology = config.scheduler.topology
+    if topology.enabled and config.scheduler.type != "none":
+        update["topology"] = provider_topology(pool.provider, pool.machine_type, topology.levels)
+    if config.trainer.enabled:
+        update["runtimes"] = runtime_names(pool)
+        update["mpi_image"] = config.trainer.mpi_image
+    return pool.model_copy(update=update) if update else pool
+
+
+def _topology(config: StackConfig) -> list[Issue]:
+    """Topology-aware placement needs a scheduler that places, and levels where the provider labels none."""
+    topology = config.scheduler.topology
+    provider = config.cluster.provider
+    if topology.levels and provider != "existing":
+        return [
+            Issue(
+                "scheduler.topology.levels",
+                f"on {provider} the levels come from the provider's node labels: drop scheduler.topology.levels",
+            )
+        ]
+    if not topology.enabled:
+        return []
+    if config.scheduler.type == "none":
+        return [Issue("scheduler.topology.enabled", "placement by topology needs scheduler.type volcano or kueue")]
+    if provider == "existing" and not topology.levels:
+        return [
+            Issue(
+                "scheduler.topology.levels",
+                "an existing cluster's topology is its own: declare its levels, coarsest first, "
+                "e.g. [{name: rack, nodeLabel: example.com/rack}]",
+            )
+        ]
+    return []
+
+
+def _volcano_topologies(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
+    """Volcano discovers one HyperNode tree from node labels: pools with different levels (EKS P6-B200's four
+    network layers beside another type's three) would share its HyperNodes at conflicting tiers."""
+    if config.scheduler.type != "volcano":
+        return []
+    names = {p.topology.name: p.name for p in pools.values() if p.topology is not None}
+    if len(names) < 2:
+        return []
+    listed = ", ".join(f"'{pool}' ({topology})" for topology, pool in names.items())
+    return [
+        Issue(
+            "scheduler.topology.enabled",
+            f"pools {listed} have network topologies of different depths, and Volcano builds one HyperNode tree "
+            "from their labels: use Kueue (a Topology per pool), or keep one kind of topology per cluster",
+        )
+    ]
 
 
 def resolve_file(path: str | Path) -> Stack:
@@ -160,7 +222,11 @@ def _job_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Is
     operator = _OPERATOR.get(job.launcher)
     if operator is not None:
         key, what = operator
-        enabled = config.training_operator.enabled if key.endswith("enabled") else config.training_operator.mpi
+        enabled = {
+            "trainingOperator.enabled": config.training_operator.enabled,
+            "trainingOperator.mpi": config.training_operator.mpi,
+            "trainer.enabled": config.trainer.enabled,
+        }[key]
         if not enabled:
             issues.append(
                 Issue(

@@ -58,6 +58,16 @@ VOLCANO = Chart(
     "volcano", "1.15.1", "https://volcano-sh.github.io/helm-charts", "volcano-sh/volcano installer/helm/chart/volcano"
 )
 KUEUE = Chart("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None, "kubernetes-sigs/kueue charts/kueue")
+TRAINER = Chart(
+    "oci://ghcr.io/kubeflow/charts/kubeflow-trainer", "2.3.0", None, "kubeflow/trainer charts/kubeflow-trainer"
+)
+"""Kubeflow Trainer v2; the chart installs JobSet 0.12.0 as its dependency (jobset.install)."""
+JOBSET_VERSION = "0.12.0"
+"""The JobSet chart the Trainer chart depends on (its Chart.yaml), whose API the training runtimes use."""
+TRAINER_MPI_IMAGE = "ghcr.io/kubeflow/trainer/deepspeed-runtime:v2.3.0"
+"""The node image of the DeepSpeed and MPI runtimes (the chart's deepspeedDistributed runtime image)."""
+TRAINER_TORCH_IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+"""The image of the torch runtime when a TrainJob names none (the chart's torch-distributed runtime)."""
 EFA_DEVICE_PLUGIN = Chart(
     "aws-efa-k8s-device-plugin",
     "v0.5.30",
@@ -147,6 +157,7 @@ CHARTS = {
     "sriov-network-operator": SRIOV_NETWORK_OPERATOR,
     "volcano": VOLCANO,
     "kueue": KUEUE,
+    "kubeflow-trainer": TRAINER,
     "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN,
     "aws-efs-csi-driver": EFS_CSI_DRIVER,
     "aws-fsx-csi-driver": FSX_CSI_DRIVER,

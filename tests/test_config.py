@@ -155,7 +155,7 @@ def test_snake_case_keys_are_accepted_too() -> None:
         (
             {"jobs__0__launcher": "jax"},
             "jobs[0].launcher",
-            "must be one of 'pytorch', 'mpi', 'tensorflow' or 'indexed'",
+            "must be one of 'pytorch', 'mpi', 'tensorflow', 'indexed' or 'trainjob'",
         ),
         (
             {"cluster": {"provider": "azure", "name": "x"}},
@@ -186,6 +186,44 @@ def test_snake_case_keys_are_accepted_too() -> None:
             {"storage__volumes__0__accessMode": "ReadOnlyMany"},
             "jobs[0].volumes[0].readOnly",
             "claim 'training-checkpoints' is ReadOnlyMany: mount it with readOnly: true",
+        ),
+        (
+            {"jobs__0__launcher": "trainjob"},
+            "jobs[0].launcher",
+            "the trainjob launcher needs Kubeflow Trainer v2, which is disabled: set trainer.enabled: true",
+        ),
+        (
+            {"jobs__0__runtime": "deepspeed"},
+            "jobs[0].runtime",
+            "runtime picks a Trainer v2 runtime: set launcher: trainjob (not 'pytorch')",
+        ),
+        (
+            {"scheduler__topology": {"enabled": True}},
+            "scheduler.topology.levels",
+            "an existing cluster's topology is its own: declare its levels",
+        ),
+        (
+            {
+                "scheduler__topology": {
+                    "enabled": True,
+                    "levels": [{"name": "n", "nodeLabel": "kubernetes.io/hostname"}],
+                }
+            },
+            "scheduler.topology.levels[0]",
+            "'host' (kubernetes.io/hostname) is the finest level, added by itself",
+        ),
+        (
+            {"scheduler": {"type": "none"}, "jobs__0__topology": {"level": "rack"}},
+            "jobs[0].topology",
+            "pool 'h100' has no network topology to place by",
+        ),
+        (
+            {
+                "scheduler__topology": {"enabled": True, "levels": [{"name": "rack", "nodeLabel": "example.com/rack"}]},
+                "jobs__0__topology": {"level": "rack"},
+            },
+            "jobs[0].topology",
+            "the pytorch launcher's operator makes without one: use launcher trainjob or indexed",
         ),
     ],
 )

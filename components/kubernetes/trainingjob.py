@@ -22,14 +22,14 @@ TOKEN = "gpu-training:index:TrainingJob"
 
 
 class TrainingJob(pulumi.ComponentResource):
-    """A PyTorchJob, MPIJob, TFJob or Indexed Job with everything it needs, placed on a GPU pool."""
+    """A PyTorchJob, MPIJob, TFJob, TrainJob or Indexed Job with everything it needs, placed on a GPU pool."""
 
     world_size: pulumi.Output[int]
     """Processes across the job: nodes x GPUs per node."""
     objects: pulumi.Output[list[str]]
     """The objects created, as Kind/namespace/name."""
     workload: pulumi.Output[str]
-    """The workload object (PyTorchJob, MPIJob, TFJob or Job), as Kind/namespace/name."""
+    """The workload object (PyTorchJob, MPIJob, TFJob, TrainJob or Job), as Kind/namespace/name."""
 
     def __init__(
         self,

@@ -30,6 +30,8 @@ def podgroup(plan: JobPlan, name: str, min_member: int) -> dict[str, Any]:
     spec: dict[str, Any] = {"minMember": min_member, "queue": plan.queue}
     if plan.spec.scheduler.priority_class:
         spec["priorityClassName"] = plan.spec.scheduler.priority_class
+    if plan.placement is not None and plan.placement.tier is not None:
+        spec["networkTopology"] = plan.placement.volcano_network_topology()
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "PodGroup",

@@ -15,10 +15,10 @@ WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
 MPI_TCP_INTERFACE = "eth0"
 
 
-def mpirun_args(plan: JobPlan) -> list[str]:
+def mpirun_args(plan: JobPlan, *, as_root: bool = True) -> list[str]:
     """mpirun's flags (one rank per GPU, the job's environment forwarded) followed by the program."""
-    args = [
-        "--allow-run-as-root",
+    args = ["--allow-run-as-root"] if as_root else []
+    args += [
         "-np",
         str(plan.world_size),
         "-bind-to",

@@ -11,6 +11,7 @@ from components.errors import ConfigError, Issue
 from components.fabric import FabricProfile, profile
 from components.models.job import TrainingJobSpec
 from components.pool import Pool
+from components.topology import HOST, Placement, placement
 
 SchedulerKind = Literal["volcano", "kueue", "none"]
 VOLCANO_DEFAULT_QUEUE = "default"
@@ -19,7 +20,20 @@ MIN_MULTI_NODE_SHM = "1Gi"
 """The least /dev/shm a multi-node job gets: NCCL's shared-memory transport and data loaders need it."""
 # torchrun and mpirun are added by the launchers; a command that starts with them would run twice.
 _LAUNCHER_PROGRAMS = {"pytorch": "torchrun", "indexed": "torchrun", "mpi": "mpirun"}
+_RUNTIME_PROGRAMS = {"torch": "torchrun", "deepspeed": "mpirun", "mpi": "mpirun"}
 _PYTHON = ("python", "python3")
+# Environment Kubeflow Trainer sets itself and refuses in a TrainJob (its torch and MPI plugins).
+TRAINER_RESERVED_ENV = {
+    "torch": ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"),
+    "mpi": (
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    ),
+}
+# Network placement reaches Volcano through a PodGroup; the v1 operators make theirs without one.
+_VOLCANO_PLACED = ("trainjob", "indexed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +52,8 @@ class JobPlan:
     restart_policy: str
     requests: dict[str, str]
     """cpu and memory of each worker: the job's, else its share of a known machine; empty when neither."""
+    placement: Placement | None = None
+    """Where in the network topology the job's pods land; None when anywhere."""
 
     @property
     def name(self) -> str:
@@ -63,9 +79,10 @@ class JobPlan:
     def program(self) -> list[str]:
         """The user's training program and arguments, with the DeepSpeed config flag when set."""
         command = list(self.spec.command)
-        if self.spec.launcher in ("pytorch", "indexed") and command[0] in _PYTHON:
+        torchrun = _program(self.spec) == "torchrun"
+        if torchrun and command[0] in _PYTHON:
             command = command[1:]  # torchrun starts the interpreter itself
-        elif self.spec.launcher in ("mpi", "tensorflow") and command[0].endswith(".py"):
+        elif not torchrun and command[0].endswith(".py"):
             command = ["python", *command]
         if self.spec.deepspeed is not None:
             command.append(f"--deepspeed_config={self.spec.deepspeed.config_path}")
@@ -86,6 +103,7 @@ def plan(
     """
     fabric = profile(pool, spec.namespace)
     issues = job_issues(spec, pool, path, fabric=fabric)
+    issues += _placement_issues(spec, pool, scheduler, path)
     if issues:
         raise ConfigError(issues)
     gpus = spec.gpus_per_node or pool.gpus_per_node
@@ -104,9 +122,68 @@ def plan(
         gpus_per_node=gpus,
         shm_size=spec.shm_size or default_shm(gpus, requests.get("memory"), pool.memory_gib),
         env=env,
-        restart_policy=spec.restart_policy or ("Never" if spec.launcher == "indexed" else "OnFailure"),
+        restart_policy=spec.restart_policy or ("Never" if spec.launcher in ("indexed", "trainjob") else "OnFailure"),
         requests=requests,
+        placement=job_placement(spec, pool, scheduler),
     )
+
+
+def _program(spec: TrainingJobSpec) -> str | None:
+    """The program the launcher starts the user's command with (torchrun, mpirun), if any."""
+    runtime = spec.training_runtime
+    return _RUNTIME_PROGRAMS[runtime] if runtime else _LAUNCHER_PROGRAMS.get(spec.launcher)
+
+
+def job_placement(spec: TrainingJobSpec, pool: Pool, scheduler: SchedulerKind) -> Placement | None:
+    """Where the job lands in its pool's network topology; None when the scheduler cannot place it."""
+    if scheduler == "none" or (scheduler == "volcano" and spec.launcher not in _VOLCANO_PLACED):
+        return None
+    topology = spec.topology
+    return placement(
+        pool.topology, topology.mode if topology else None, topology.level if topology else None, spec.world_nodes
+    )
+
+
+def _placement_issues(spec: TrainingJobSpec, pool: Pool, scheduler: SchedulerKind, path: str) -> list[Issue]:
+    """A topology the job names that its pool or scheduler cannot honour."""
+    if spec.topology is None:
+        return []
+    p = f"{path}." if path else ""
+    topology = pool.topology
+    if topology is None or scheduler == "none":
+        return [
+            Issue(
+                f"{p}topology",
+                f"pool '{pool.name}' has no network topology to place by: it needs scheduler.topology.enabled "
+                "(with scheduler.type volcano or kueue) and machines labelled with their place in the network "
+                "(EC2 instance topology types such as p5; GKE A3 Mega and newer; the declared levels elsewhere)",
+            )
+        ]
+    if scheduler == "volcano" and spec.launcher not in _VOLCANO_PLACED:
+        return [
+            Issue(
+                f"{p}topology",
+                f"Volcano places a job by network topology through its PodGroup, which the {spec.launcher} "
+                "launcher's operator makes without one: use launcher trainjob or indexed",
+            )
+        ]
+    level = spec.topology.level
+    if topology.level(level) is None:
+        return [
+            Issue(
+                f"{p}topology.level",
+                f"'{level}' is not a level of pool '{pool.name}''s topology; use one of: {', '.join(topology.names)}",
+            )
+        ]
+    if level == HOST and spec.most_nodes > 1:
+        return [
+            Issue(
+                f"{p}topology.level",
+                f"one host holds one node, and the job runs on {spec.most_nodes}: use a coarser level "
+                f"({', '.join(topology.names[:-1])})",
+            )
+        ]
+    return []
 
 
 def worker_requests(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) -> dict[str, str]:
@@ -170,14 +247,13 @@ def job_issues(
                 "lower it or raise the pool's maxNodes",
             )
         )
-    program = _LAUNCHER_PROGRAMS.get(spec.launcher)
+    program = _program(spec)
     if program and spec.command[0] == program:
+        runner = f"the {spec.training_runtime} runtime" if spec.training_runtime else f"the {spec.launcher} launcher"
         issues.append(
-            Issue(
-                f"{p}command",
-                f"the {spec.launcher} launcher runs {program} itself; give the training script and its arguments",
-            )
+            Issue(f"{p}command", f"{runner} runs {program} itself; give the training script and its arguments")
         )
+    issues += _trainjob_issues(spec, p)
     if pool.networks and not pool.networks_in(spec.namespace):
         names = ", ".join(sorted({f"{n.namespace}/{n.name}" for n in pool.networks}))
         issues.append(
@@ -229,6 +305,51 @@ def job_issues(
             )
         )
     return issues
+
+
+def _trainjob_issues(spec: TrainingJobSpec, p: str) -> list[Issue]:
+    """What Kubeflow Trainer v2.3 refuses or cannot express in a TrainJob."""
+    runtime = spec.training_runtime
+    if runtime is None:
+        return []
+    issues: list[Issue] = []
+    reserved = TRAINER_RESERVED_ENV["torch" if runtime == "torch" else "mpi"]
+    for name in spec.env:
+        if name in reserved:
+            issues.append(Issue(f"{p}env.{name}", f"Kubeflow Trainer sets {name} itself and refuses it in a TrainJob"))
+    longest = _longest_trainjob_name(runtime, spec.most_nodes)
+    if len(spec.name) > longest:
+        issues.append(
+            Issue(
+                f"{p}name",
+                f"JobSet names each pod <job>-<replicated job>-<index>-<pod>-<suffix> within 63 characters, "
+                f"so this TrainJob's name may have at most {longest} (it has {len(spec.name)})",
+            )
+        )
+    if runtime != "torch" and spec.world_nodes < 2:
+        issues.append(
+            Issue(
+                f"{p}nodes",
+                f"a {runtime} TrainJob runs its launcher as a node beside at least one more (Trainer v2.3 starts "
+                "max(nodes-1, 1) node pods), so one node would take two: use nodes >= 2, or runtime torch",
+            )
+        )
+    if spec.restart_policy is not None:
+        issues.append(
+            Issue(
+                f"{p}restartPolicy",
+                "a TrainJob restarts as a whole (its runtime's JobSet failurePolicy, sized by backoffLimit): "
+                "drop restartPolicy",
+            )
+        )
+    return issues
+
+
+def _longest_trainjob_name(runtime: str, nodes: int) -> int:
+    """The longest TrainJob name whose pods' hostnames JobSet accepts (its webhook: at most 63 characters
+    for `<name>-<replicated job>-<job index>-<pod index>-<5 random>`)."""
+    pods = {"node": nodes} if runtime == "torch" else {"node": max(nodes - 1, 1), "launcher": 1}
+    return min(63 - len(job) - len(str(count - 1)) - 10 for job, count in pods.items())
 
 
 def _hugepages(fabric: FabricProfile) -> Decimal:

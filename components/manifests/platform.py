@@ -9,11 +9,13 @@ from components.manifests.network import network_attachment_definition
 from components.manifests.queues import (
     cluster_queue,
     default_flavor,
+    kueue_topology,
     local_queue,
     resource_flavor,
     volcano_queue,
 )
 from components.manifests.storage import persistent_volume_claim, storage_class
+from components.manifests.trainingruntime import cluster_runtime, pool_runtimes
 from components.validation import Stack
 
 
@@ -48,7 +50,9 @@ def queues(stack: Stack) -> list[dict[str, Any]]:
     if scheduler.type != "kueue":
         return []
     pools = list(stack.pools.values())
-    out = [*(resource_flavor(p) for p in pools), default_flavor()]
+    topologies = {p.topology.name: p.topology for p in pools if p.topology is not None}
+    out = [*(kueue_topology(t) for t in topologies.values())]
+    out += [*(resource_flavor(p) for p in pools), default_flavor()]
     for queue in scheduler.queues:
         members = [p for p in pools if not queue.pools or p.name in queue.pools]
         out.append(cluster_queue(queue, members))
@@ -56,6 +60,13 @@ def queues(stack: Stack) -> list[dict[str, Any]]:
     return out
 
 
+def runtimes(stack: Stack) -> list[dict[str, Any]]:
+    """Each pool's ClusterTrainingRuntimes, when Kubeflow Trainer is installed."""
+    if not stack.config.trainer.enabled:
+        return []
+    return [cluster_runtime(p, r, stack.scheduler) for p in stack.pools.values() for r in pool_runtimes(p)]
+
+
 def objects(stack: Stack) -> list[dict[str, Any]]:
     """Every platform object, namespaces first."""
-    return [*namespaces(stack), *networks(stack), *storage(stack), *queues(stack)]
+    return [*namespaces(stack), *networks(stack), *storage(stack), *queues(stack), *runtimes(stack)]

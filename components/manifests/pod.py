@@ -8,6 +8,7 @@ from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
 from components.models.nodepool import Taint
 from components.pool import POOL_LABEL
+from components.topology import KUEUE_GROUP
 
 GPU_RESOURCE = "nvidia.com/gpu"
 SHM_VOLUME = "dshm"
@@ -33,25 +34,26 @@ def env_list(env: dict[str, str]) -> list[dict[str, Any]]:
     return [{"name": name, "value": value} for name, value in env.items()]
 
 
-def worker_template(
-    plan: JobPlan,
-    *,
-    role: str,
-    container: str,
-    command: list[str] | None,
-    args: list[str] | None = None,
-    restart_policy: str | None = None,
-    extra_env: list[dict[str, Any]] | None = None,
-    podgroup: str | None = None,
-) -> dict[str, Any]:
-    """The pod template of a GPU worker of the job on its pool."""
-    spec = plan.spec
+def worker_resources(plan: JobPlan) -> dict[str, Any]:
+    """What each GPU worker requests (and is limited to): GPUs, fabric devices, cpu, memory, scratch."""
     resources: dict[str, Any] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources, **plan.requests}
-    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *plan.fabric.mounts]
-    volumes: list[dict[str, Any]] = [
-        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": plan.shm_size}},
-        *plan.fabric.volumes,
-    ]
+    if plan.spec.scratch is not None:
+        # Requested as ephemeral storage, so the scheduler places the pod where the disks have room and
+        # the kubelet evicts a pod that writes past it rather than fill the node's disk.
+        resources["ephemeral-storage"] = plan.spec.scratch.size
+    return resources
+
+
+def shm_volume(size: str) -> dict[str, Any]:
+    """The Memory-backed /dev/shm volume of a worker."""
+    return {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
+
+
+def job_volumes(plan: JobPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The volumes the job itself declares (claims, DeepSpeed config, scratch) and their mounts."""
+    spec = plan.spec
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
     for mount in spec.volumes:
         name = volume_name(mount.claim)
         entry: dict[str, Any] = {"name": name, "mountPath": mount.mount_path}
@@ -66,11 +68,33 @@ def worker_template(
         mounts.append({"name": DEEPSPEED_VOLUME, "mountPath": spec.deepspeed.mount_path, "readOnly": True})
         volumes.append({"name": DEEPSPEED_VOLUME, "configMap": {"name": deepspeed_configmap_name(plan)}})
     if spec.scratch is not None:
-        # Requested as ephemeral storage, so the scheduler places the pod where the disks have room and
-        # the kubelet evicts a pod that writes past it rather than fill the node's disk.
-        resources["ephemeral-storage"] = spec.scratch.size
         mounts.append({"name": SCRATCH_VOLUME, "mountPath": spec.scratch.mount_path})
         volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {"sizeLimit": spec.scratch.size}})
+    return volumes, mounts
+
+
+def worker_template(
+    plan: JobPlan,
+    *,
+    role: str,
+    container: str,
+    command: list[str] | None,
+    args: list[str] | None = None,
+    restart_policy: str | None = None,
+    extra_env: list[dict[str, Any]] | None = None,
+    podgroup: str | None = None,
+    annotations: dict[str, str] | None = None,
+    group: bool = False,
+) -> dict[str, Any]:
+    """The pod template of a GPU worker of the job on its pool.
+
+    `group`: the job has another GPU pod set (a PyTorchJob's Master), to be placed in the same domain.
+    """
+    spec = plan.spec
+    resources = worker_resources(plan)
+    own_volumes, own_mounts = job_volumes(plan)
+    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *plan.fabric.mounts, *own_mounts]
+    volumes: list[dict[str, Any]] = [shm_volume(plan.shm_size), *plan.fabric.volumes, *own_volumes]
 
     body: dict[str, Any] = {"name": container, "image": spec.image}
     if command is not None:
@@ -99,13 +123,24 @@ def worker_template(
     if plan.fabric.claims:
         pod["resourceClaims"] = [dict(c) for c in plan.fabric.claims]
 
-    annotations = dict(plan.fabric.annotations)
+    annotations = {**plan.fabric.annotations, **topology_annotations(plan, group=group), **(annotations or {})}
     if podgroup:
         annotations[VOLCANO_GROUP_ANNOTATION] = podgroup
     meta: dict[str, Any] = {"labels": {INSTANCE_LABEL: plan.name, ROLE_LABEL: role, POOL_LABEL: plan.pool.name}}
     if annotations:
         meta["annotations"] = annotations
     return {"metadata": meta, "spec": pod}
+
+
+def topology_annotations(plan: JobPlan, *, group: bool = False) -> dict[str, str]:
+    """Kueue's topology annotations of a worker pod set; `group` keeps it in one domain with the job's
+    other GPU pod set."""
+    if plan.scheduler != "kueue" or plan.placement is None:
+        return {}
+    annotations = plan.placement.kueue_annotations()
+    if group:
+        annotations[KUEUE_GROUP] = plan.name
+    return annotations
 
 
 def launcher_template(plan: JobPlan, *, container: str, command: list[str], args: list[str]) -> dict[str, Any]:

@@ -19,11 +19,15 @@ def pytorchjob(plan: JobPlan) -> dict[str, Any]:
     endpoint = "$(PET_RDZV_ENDPOINT)" if elastic else "$(MASTER_ADDR):$(MASTER_PORT)"
     args = torchrun.args(plan, rdzv_endpoint=endpoint)
 
+    grouped = not elastic and plan.nodes > 1  # Master and Worker pod sets share one domain
+
     def replica(role: str, replicas: int) -> dict[str, Any]:
         return {
             "replicas": replicas,
             "restartPolicy": plan.restart_policy,
-            "template": worker_template(plan, role=role, container=CONTAINER, command=["torchrun"], args=args),
+            "template": worker_template(
+                plan, role=role, container=CONTAINER, command=["torchrun"], args=args, group=grouped
+            ),
         }
 
     replicas: dict[str, Any] = {}

@@ -9,6 +9,7 @@ from components.manifests.meta import metadata
 from components.manifests.pod import GPU_RESOURCE
 from components.models.platform import QueueSpec
 from components.pool import Pool
+from components.topology import Topology
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 DEFAULT_FLAVOR = "default-flavor"
@@ -50,7 +51,19 @@ def resource_flavor(pool: Pool) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": dict(pool.node_selector)}
     if pool.taints:
         spec["nodeTaints"] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+    if pool.topology is not None:
+        spec["topologyName"] = pool.topology.name
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": metadata(pool.name), "spec": spec}
+
+
+def kueue_topology(topology: Topology) -> dict[str, Any]:
+    """A Kueue Topology: the node labels of its levels, coarsest first, the hostname last."""
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "Topology",
+        "metadata": metadata(topology.name),
+        "spec": {"levels": [{"nodeLabel": level.node_label} for level in topology.levels]},
+    }
 
 
 def pool_capacity(pool: Pool) -> dict[str, str | int]:

@@ -16,4 +16,7 @@ def references(plan: JobPlan) -> list[str]:
         keys.append(f"LocalQueue/{plan.namespace}/{plan.queue}")
     if plan.spec.scheduler.priority_class:
         keys.append(f"PriorityClass/{plan.spec.scheduler.priority_class}")
+    runtime = plan.spec.training_runtime
+    if runtime and runtime in plan.pool.runtimes:
+        keys.append(f"ClusterTrainingRuntime/{plan.pool.runtimes[runtime]}")
     return keys

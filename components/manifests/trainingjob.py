@@ -9,10 +9,12 @@ from components.manifests.mpijob import mpijob
 from components.manifests.plan import JobPlan
 from components.manifests.pytorchjob import pytorchjob
 from components.manifests.tfjob import tfjob
+from components.manifests.trainingruntime import job_runtime, own_runtime_reasons
+from components.manifests.trainjob import trainjob
 
 
 def objects(plan: JobPlan) -> list[dict[str, Any]]:
-    """The job's supporting objects first (ConfigMap, Service, PodGroup), the workload last."""
+    """The job's supporting objects first (ConfigMap, Service, PodGroup, TrainingRuntime), the workload last."""
     out: list[dict[str, Any]] = []
     config = deepspeed.configmap(plan)
     if config is not None:
@@ -24,6 +26,10 @@ def objects(plan: JobPlan) -> list[dict[str, Any]]:
         out.append(mpijob(plan))
     elif launcher == "tensorflow":
         out.append(tfjob(plan))
+    elif launcher == "trainjob":
+        if own_runtime_reasons(plan):
+            out.append(job_runtime(plan))
+        out.append(trainjob(plan))
     else:
         out.append(indexedjob.service(plan))
         if plan.scheduler == "volcano":

@@ -9,8 +9,11 @@ from pydantic import Field, field_validator, model_validator
 
 from components.models.base import DnsLabel, EnvValue, JobName, ObjectName, Quantity, Spec, at
 
-Launcher = Literal["pytorch", "mpi", "tensorflow", "indexed"]
-"""pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service)."""
+Launcher = Literal["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
+"""pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service) |
+trainjob (Kubeflow Trainer v2 TrainJob)."""
+Runtime = Literal["torch", "deepspeed", "mpi"]
+"""The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun)."""
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -39,6 +42,17 @@ class JobSchedulerSpec(Spec):
     """Queue name. Default: the stack's first queue, or Volcano's `default` queue."""
     priority_class: str | None = None
     """PriorityClass of the job's pods. Default: none."""
+
+
+class TopologySpec(Spec):
+    """How close together in the network the job's nodes must be."""
+
+    mode: Literal["required", "preferred"] = "required"
+    """required (the job waits until it fits in one domain) | preferred (one domain when possible).
+    Default: required."""
+    level: DnsLabel
+    """The topology level whose one domain holds the job: block, subblock or host on GKE; layer-1, layer-2,
+    layer-3 (layer-4 on p6) or host on EKS; the declared levels elsewhere. Required."""
 
 
 class ResourcesSpec(Spec):
@@ -95,7 +109,9 @@ class TrainingJobSpec(Spec):
     namespace: DnsLabel = "training"
     """Namespace. Default: training."""
     launcher: Launcher = "pytorch"
-    """pytorch | mpi | tensorflow | indexed. Default: pytorch."""
+    """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
+    runtime: Runtime | None = None
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
     image: str = Field(min_length=1)
     """Container image. Required."""
     command: list[EnvValue] = Field(min_length=1)
@@ -109,6 +125,9 @@ class TrainingJobSpec(Spec):
     """The pool the job runs on. Default: the stack's only pool."""
     elastic: ElasticSpec | None = None
     """Elastic training, pytorch only. Default: none."""
+    topology: TopologySpec | None = None
+    """Network placement (scheduler.topology must be on). Default: a multi-node job on a pool with a
+    topology prefers one domain of its finest level below the host."""
     scheduler: JobSchedulerSpec = Field(default_factory=JobSchedulerSpec)
     """Queue and priority. Default: the default queue, no priority class."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
@@ -151,6 +170,8 @@ class TrainingJobSpec(Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> TrainingJobSpec:
+        if self.runtime is not None and self.launcher != "trainjob":
+            raise at("runtime", f"runtime picks a Trainer v2 runtime: set launcher: trainjob (not '{self.launcher}')")
         if self.elastic is not None:
             if self.launcher != "pytorch":
                 raise at("elastic", f"elastic training needs the pytorch launcher, not '{self.launcher}'")
@@ -172,6 +193,13 @@ class TrainingJobSpec(Spec):
             if path.rstrip("/") == "/dev/shm":
                 raise at("volumes", "/dev/shm is mounted by the job itself; size it with shmSize")
         return self
+
+    @property
+    def training_runtime(self) -> Runtime | None:
+        """The Trainer runtime of a trainjob (torch unless stated); None for other launchers."""
+        if self.launcher != "trainjob":
+            return None
+        return self.runtime or "torch"
 
     @property
     def world_nodes(self) -> int:

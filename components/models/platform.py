@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from components.models.base import DnsLabel, Spec
+from components.models.base import DnsLabel, Spec, at
+from components.versions import TRAINER_MPI_IMAGE
 
 
 class GpuOperatorSpec(Spec):
@@ -57,6 +58,19 @@ class TrainingOperatorSpec(Spec):
     """Install MPI Operator v2beta1 for MPIJobs. Default: true."""
 
 
+class TrainerSpec(Spec):
+    """Kubeflow Trainer v2 (TrainJob, training runtimes) and JobSet, which it runs on."""
+
+    enabled: bool = False
+    """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes.
+    Default: false."""
+    mpi_image: str = Field(default=TRAINER_MPI_IMAGE, min_length=1)
+    """The image the nodes of the pools' DeepSpeed and MPI runtimes run: Trainer v2.3 starts them from the
+    runtime, not the TrainJob, so a job with another image gets a runtime of its own. It runs sshd as the
+    upstream deepspeed-runtime image does (user 1000, /home/mpiuser/.sshd_config, port 2222).
+    Default: Trainer's deepspeed-runtime image of the pinned release."""
+
+
 class QueueSpec(Spec):
     """A queue of GPU capacity that jobs submit to."""
 
@@ -74,6 +88,36 @@ class QueueSpec(Spec):
     """Namespaces that get a LocalQueue for it (Kueue). Default: every namespace the stack uses."""
 
 
+class TopologyLevelSpec(Spec):
+    """One level of the cluster's network topology, a node label whose value names the domain."""
+
+    name: DnsLabel
+    """Short name jobs use in `topology.level`, e.g. rack. Required."""
+    node_label: str = Field(min_length=1)
+    """The node label, e.g. example.com/rack. Required."""
+
+
+class SchedulerTopologySpec(Spec):
+    """Topology-aware placement: jobs land on nodes close together in the network."""
+
+    enabled: bool = False
+    """Place jobs by network topology (a Kueue Topology, or Volcano HyperNodes). Default: false."""
+    levels: list[TopologyLevelSpec] = Field(default_factory=list)
+    """Existing clusters: the topology's levels, coarsest first; kubernetes.io/hostname is added as the
+    finest level `host`. Default: none (on AWS and GCP the levels come from the provider)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> SchedulerTopologySpec:
+        names = [level.name for level in self.levels]
+        labels = [level.node_label for level in self.levels]
+        for index, level in enumerate(self.levels):
+            if level.name == "host" or level.node_label == "kubernetes.io/hostname":
+                raise at(f"levels[{index}]", "'host' (kubernetes.io/hostname) is the finest level, added by itself")
+            if names.index(level.name) != index or labels.index(level.node_label) != index:
+                raise at(f"levels[{index}]", f"level '{level.name}' ({level.node_label}) is declared twice")
+        return self
+
+
 class SchedulerSpec(Spec):
     """The gang scheduler, so that a multi-node job starts whole or not at all."""
 
@@ -83,6 +127,8 @@ class SchedulerSpec(Spec):
     """Queues. Default: none (Volcano's `default` queue)."""
     priority_classes: list[PriorityClassSpec] = Field(default_factory=list)
     """PriorityClasses to create. Default: none."""
+    topology: SchedulerTopologySpec = Field(default_factory=SchedulerTopologySpec)
+    """Topology-aware placement. Default: off."""
 
 
 class NamespaceSpec(Spec):

@@ -14,6 +14,7 @@ from components.models.platform import (
     MonitoringSpec,
     NamespaceSpec,
     SchedulerSpec,
+    TrainerSpec,
     TrainingOperatorSpec,
 )
 from components.models.storage import StorageConfig
@@ -35,6 +36,8 @@ class StackConfig(Spec):
     """NVIDIA GPU Operator. Default: enabled."""
     training_operator: TrainingOperatorSpec = Field(default_factory=TrainingOperatorSpec)
     """Kubeflow Training Operator and MPI Operator. Default: both enabled."""
+    trainer: TrainerSpec = Field(default_factory=TrainerSpec)
+    """Kubeflow Trainer v2 and JobSet. Default: not installed."""
     scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
     """Gang scheduler and queues. Default: Volcano, no queues."""
     storage: StorageConfig = Field(default_factory=StorageConfig)

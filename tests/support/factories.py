@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from components.manifests.plan import JobPlan, SchedulerKind, plan
-from components.models import NetworkConfig, NodePoolSpec, TrainingJobSpec
+from components.manifests.trainingruntime import runtime_names
+from components.models import NetworkConfig, NodePoolSpec, TopologyLevelSpec, TrainingJobSpec
 from components.pool import Pool, resolve_pools
+from components.topology import provider_topology
+from components.versions import TRAINER_MPI_IMAGE
 
 ROCE_NETWORK = {
     "name": "roce-network",
@@ -88,3 +91,14 @@ def planned(fabric: str = "tcp", scheduler: SchedulerKind = "none", queue: str |
     if fabric == "efa":
         fields.setdefault("resources", EFA_RESOURCES)
     return plan(job(**fields), pool(fabric), scheduler, queue)
+
+
+def with_trainer(p: Pool) -> Pool:
+    """The pool as a stack with Kubeflow Trainer on resolves it: with its ClusterTrainingRuntimes."""
+    return p.model_copy(update={"runtimes": runtime_names(p), "mpi_image": TRAINER_MPI_IMAGE})
+
+
+def with_topology(p: Pool, levels: list[dict[str, str]] | None = None) -> Pool:
+    """The pool as a stack with scheduler.topology on resolves it (`levels` for an existing cluster)."""
+    declared = [TopologyLevelSpec.model_validate(level) for level in levels or []]
+    return p.model_copy(update={"topology": provider_topology(p.provider, p.machine_type, declared)})

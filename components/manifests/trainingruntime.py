@@ -1,0 +1,202 @@
+"""Kubeflow Trainer v2 training runtimes: a JobSet template carrying everything a pool decides.
+
+Each GPU pool gets ClusterTrainingRuntimes (`<pool>-torch`, `-deepspeed`, `-mpi`) holding its GPUs,
+tolerations, node selection, fabric, /dev/shm and gang policy, so a TrainJob only names the image,
+command and nodes. A job whose pods need what a TrainJob cannot patch into its runtime (a priority
+class, another MPI image, its own placement under Volcano) gets a TrainingRuntime of its own, built the
+same way from the job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
+from components.manifests.plan import JobPlan, SchedulerKind, plan
+from components.manifests.pod import worker_template
+from components.models.job import Runtime, TrainingJobSpec
+from components.pool import Pool
+from components.topology import Placement, placement
+from components.versions import TRAINER_MPI_IMAGE, TRAINER_TORCH_IMAGE
+
+API = "trainer.kubeflow.org/v1alpha1"
+GROUP = "trainer.kubeflow.org"
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+"""Marks the replicated job whose `node` container Trainer fills from the TrainJob's trainer fields."""
+FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
+NODE = "node"
+"""The replicated job of the nodes, and the container name Trainer looks for in every pod."""
+LAUNCHER = "launcher"
+RUNTIMES: tuple[Runtime, ...] = ("torch", "deepspeed", "mpi")
+# The MPI runtimes follow Trainer's deepspeed-runtime image: sshd as user 1000 on port 2222.
+MPI_USER = 1000
+MPI_SSH_DIR = "/home/mpiuser/.ssh"
+SSHD_COMMAND = ["/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"]
+SSHD_PORT = 2222
+_DEFAULT_NAMESPACE = "default"
+
+
+def runtime_name(pool: str, runtime: str) -> str:
+    """The ClusterTrainingRuntime of a pool for one kind of job: `<pool>-<runtime>`."""
+    return f"{pool}-{runtime}"
+
+
+def pool_runtimes(pool: Pool) -> tuple[Runtime, ...]:
+    """The runtimes a pool gets: torch, and the MPI ones where two nodes fit (their launcher is a node)."""
+    return RUNTIMES if pool.max_nodes >= 2 else ("torch",)
+
+
+def runtime_names(pool: Pool) -> dict[str, str]:
+    """The pool's ClusterTrainingRuntime names by runtime."""
+    return {runtime: runtime_name(pool.name, runtime) for runtime in pool_runtimes(pool)}
+
+
+def pool_plan(pool: Pool, runtime: Runtime, scheduler: SchedulerKind) -> JobPlan:
+    """A whole-node job on the pool: what its runtime's pods carry when no TrainJob says otherwise."""
+    # Pods attach the pool's networks in their namespace; the NAD names in the annotation are relative to it.
+    namespace = pool.networks[0].namespace if pool.networks else _DEFAULT_NAMESPACE
+    image = (pool.mpi_image or TRAINER_MPI_IMAGE) if runtime != "torch" else TRAINER_TORCH_IMAGE
+    spec = TrainingJobSpec(
+        name="runtime",
+        namespace=namespace,
+        launcher="trainjob",
+        runtime=runtime,
+        image=image,
+        command=["train.py"],
+        nodes=1 if runtime == "torch" else 2,
+    )
+    base = plan(spec, pool, scheduler, path=f"trainer.runtimes.{runtime_name(pool.name, runtime)}")
+    return dataclasses.replace(base, placement=None)
+
+
+def pool_placement(pool: Pool) -> Placement | None:
+    """Where a pool runtime's jobs land under Volcano: preferably in one domain of the finest shared level."""
+    return placement(pool.topology, None, None, nodes=2)
+
+
+def cluster_runtime(pool: Pool, runtime: Runtime, scheduler: SchedulerKind) -> dict[str, Any]:
+    """The pool's ClusterTrainingRuntime for one kind of job."""
+    base = pool_plan(pool, runtime, scheduler)
+    return {
+        "apiVersion": API,
+        "kind": "ClusterTrainingRuntime",
+        "metadata": metadata(
+            runtime_name(pool.name, runtime), labels={FRAMEWORK_LABEL: runtime, "gpu-training/pool": pool.name}
+        ),
+        "spec": runtime_spec(base, network_topology=pool_placement(pool), shared=True),
+    }
+
+
+def job_runtime(job: JobPlan) -> dict[str, Any]:
+    """A TrainingRuntime of the job's own, in its namespace, for what a TrainJob cannot patch."""
+    runtime = job.spec.training_runtime or "torch"
+    return {
+        "apiVersion": API,
+        "kind": "TrainingRuntime",
+        "metadata": metadata(job.name, job.namespace, labels={**job_labels(job.name), FRAMEWORK_LABEL: runtime}),
+        "spec": runtime_spec(job, network_topology=job.placement),
+    }
+
+
+def own_runtime_reasons(job: JobPlan) -> list[str]:
+    """Why the job cannot run on its pool's ClusterTrainingRuntime (empty when it can)."""
+    runtime = job.spec.training_runtime or "torch"
+    pool = job.pool
+    if runtime not in pool.runtimes:
+        return [f"pool '{pool.name}' has no {runtime} runtime"]
+    base = pool_plan(pool, runtime, job.scheduler)
+    reasons = []
+    if runtime != "torch" and job.spec.image != base.spec.image:
+        reasons.append(
+            f"its nodes run the job's image, and Trainer v2.3 starts them from the runtime's ({base.spec.image})"
+        )
+    if job.spec.scheduler.priority_class:
+        reasons.append("its pods have a priority class")
+    if job.spec.backoff_limit != base.spec.backoff_limit:
+        reasons.append(f"it restarts up to {job.spec.backoff_limit} times")
+    fabric, pool_fabric = job.fabric, base.fabric
+    if (fabric.annotations, fabric.env, fabric.resources) != (
+        pool_fabric.annotations,
+        pool_fabric.env,
+        pool_fabric.resources,
+    ):
+        reasons.append(f"its pods attach the pool's networks in namespace {job.namespace}")
+    if job.scheduler == "volcano" and job.spec.topology is not None and job.placement != pool_placement(pool):
+        reasons.append("Volcano places it by its own topology")
+    return reasons
+
+
+def runtime_spec(job: JobPlan, *, network_topology: Placement | None, shared: bool = False) -> dict[str, Any]:
+    """The TrainingRuntimeSpec: the ML policy, the gang policy, and the JobSet of the job's pods.
+
+    `shared`: a pool's runtime, whose pods belong to no one job.
+    """
+    runtime = job.spec.training_runtime or "torch"
+    spec: dict[str, Any] = {"mlPolicy": _ml_policy(job, runtime)}
+    if job.scheduler == "volcano":
+        volcano: dict[str, Any] = {}
+        if network_topology is not None and network_topology.tier is not None:
+            volcano["networkTopology"] = network_topology.volcano_network_topology()
+        spec["podGroupPolicy"] = {"volcano": volcano}
+    spec["template"] = {"spec": _jobset(job, runtime, shared)}
+    return spec
+
+
+def _ml_policy(job: JobPlan, runtime: Runtime) -> dict[str, Any]:
+    if runtime == "torch":
+        return {"numNodes": 1, "torch": {}}
+    return {
+        "numNodes": 2,
+        "mpi": {
+            "numProcPerNode": job.gpus_per_node,
+            "mpiImplementation": "OpenMPI",
+            "sshAuthMountPath": MPI_SSH_DIR,
+            # Every pod is a GPU node; the launcher runs mpirun beside its own ranks.
+            "runLauncherAsNode": True,
+        },
+    }
+
+
+def _jobset(job: JobPlan, runtime: Runtime, shared: bool) -> dict[str, Any]:
+    # A failed rank fails its Job at once (backoffLimit 0), and JobSet restarts every Job together:
+    # ranks of a collective job cannot rejoin one by one.
+    failure = {"maxRestarts": job.spec.backoff_limit}
+    if runtime == "torch":
+        return {
+            "failurePolicy": failure,
+            "replicatedJobs": [_replicated_job(NODE, _pod(job, None, shared), trainer=True)],
+        }
+    node = _pod(job, SSHD_COMMAND, shared)
+    node["spec"]["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": SSHD_PORT}, "initialDelaySeconds": 5}
+    launcher = _replicated_job(LAUNCHER, _pod(job, None, shared), trainer=True)
+    launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]
+    return {
+        # Ranks find each other by hostname before the pods are ready (sshd comes up after DNS is needed).
+        "network": {"publishNotReadyAddresses": True},
+        "successPolicy": {"operator": "All", "targetReplicatedJobs": [LAUNCHER]},
+        "failurePolicy": failure,
+        "replicatedJobs": [_replicated_job(NODE, node, trainer=False), launcher],
+    }
+
+
+def _replicated_job(name: str, pod: dict[str, Any], *, trainer: bool) -> dict[str, Any]:
+    template: dict[str, Any] = {}
+    if trainer:
+        template["metadata"] = {"labels": {ANCESTOR_LABEL: "trainer"}}
+    template["spec"] = {"backoffLimit": 0, "template": pod}
+    return {"name": name, "template": template}
+
+
+def _pod(job: JobPlan, command: list[str] | None, shared: bool) -> dict[str, Any]:
+    """A node pod of the runtime: the job's worker pod, named as Trainer expects."""
+    runtime = job.spec.training_runtime or "torch"
+    grouped = runtime != "torch"  # the launcher and the nodes are two GPU pod sets
+    pod = worker_template(job, role="worker", container=NODE, command=command, restart_policy="Never", group=grouped)
+    if shared:
+        del pod["metadata"]["labels"][INSTANCE_LABEL]
+    if runtime != "torch":
+        container = pod["spec"]["containers"][0]
+        container.setdefault("securityContext", {})["runAsUser"] = MPI_USER
+        pod["spec"]["securityContext"] = {"fsGroup": MPI_USER}
+    return pod

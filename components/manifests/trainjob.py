@@ -1,0 +1,92 @@
+"""TrainJob (trainer.kubeflow.org/v1alpha1): a job on its pool's training runtime, with what is its own."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from components.manifests import gang
+from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
+from components.manifests.mpijob import mpirun_args
+from components.manifests.plan import JobPlan
+from components.manifests.pod import env_list, job_volumes, shm_volume, topology_annotations, worker_resources
+from components.manifests.trainingruntime import API, GROUP, LAUNCHER, NODE, own_runtime_reasons, pool_plan
+
+MANAGER = "gpu-training/trainingjob"
+"""Who owns the TrainJob's runtime patch (Kueue writes its own under kueue.x-k8s.io/manager)."""
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+"""Trainer's Volcano plugin reads the queue from the runtime template's annotations, which a patch extends."""
+
+
+def runtime_ref(job: JobPlan) -> dict[str, str]:
+    """The runtime the TrainJob runs on: its pool's ClusterTrainingRuntime, or its own TrainingRuntime."""
+    if own_runtime_reasons(job):
+        return {"apiGroup": GROUP, "kind": "TrainingRuntime", "name": job.name}
+    runtime = job.spec.training_runtime or "torch"
+    return {"apiGroup": GROUP, "kind": "ClusterTrainingRuntime", "name": job.pool.runtimes[runtime]}
+
+
+def trainjob(job: JobPlan) -> dict[str, Any]:
+    """The TrainJob of a trainjob-launcher job."""
+    ref = runtime_ref(job)
+    runtime = job.spec.training_runtime or "torch"
+    base = job if ref["kind"] == "TrainingRuntime" else pool_plan(job.pool, runtime, job.scheduler)
+    resources = worker_resources(job)
+    per_node: dict[str, Any] = {"limits": dict(resources), "requests": dict(resources)}
+    if job.fabric.claims:
+        per_node["claims"] = [{"name": c["name"]} for c in job.fabric.claims]
+    trainer: dict[str, Any] = {
+        "image": job.spec.image,
+        "command": _command(job, runtime),
+        "numNodes": job.nodes,
+        "numProcPerNode": job.gpus_per_node,
+        "resourcesPerNode": per_node,
+    }
+    env = {name: value for name, value in job.env.items() if base.env.get(name) != value}
+    if env:
+        trainer["env"] = env_list(env)
+    spec: dict[str, Any] = {"runtimeRef": ref, "trainer": trainer}
+    patch = _patch(job, base, [NODE] if runtime == "torch" else [NODE, LAUNCHER])
+    if patch:
+        spec["runtimePatches"] = [{"manager": MANAGER, "trainingRuntimeSpec": {"template": patch}}]
+    return {
+        "apiVersion": API,
+        "kind": "TrainJob",
+        "metadata": metadata(job.name, job.namespace, labels={**job_labels(job.name), **gang.queue_labels(job)}),
+        "spec": spec,
+    }
+
+
+def _command(job: JobPlan, runtime: str) -> list[str]:
+    """torchrun (Trainer sets its node count, rank and master as PET_* variables) or mpirun, and the program."""
+    if runtime == "torch":
+        return ["torchrun", *job.program]
+    return ["mpirun", *mpirun_args(job, as_root=False)]
+
+
+def _patch(job: JobPlan, base: JobPlan, replicated_jobs: list[str]) -> dict[str, Any]:
+    """The job's own part of its pods: its label, volumes, /dev/shm size, placement and queue."""
+    volumes, mounts = job_volumes(job)
+    if job.shm_size != base.shm_size:
+        volumes.insert(0, shm_volume(job.shm_size))
+    pod_meta: dict[str, Any] = {"labels": {INSTANCE_LABEL: job.name}}
+    annotations = topology_annotations(job, group=len(replicated_jobs) > 1)
+    if annotations:
+        pod_meta["annotations"] = annotations
+    pod_spec: dict[str, Any] = {}
+    if volumes:
+        pod_spec["volumes"] = volumes
+    if mounts:
+        pod_spec["containers"] = [{"name": NODE, "volumeMounts": mounts}]
+    pod: dict[str, Any] = {"metadata": pod_meta}
+    if pod_spec:
+        pod["spec"] = pod_spec
+    template: dict[str, Any] = {}
+    if job.scheduler == "volcano" and job.queue:
+        template["metadata"] = {"annotations": {VOLCANO_QUEUE_ANNOTATION: job.queue}}
+    template["spec"] = {
+        "replicatedJobs": [
+            {"name": name, "template": {"spec": {"template": copy.deepcopy(pod)}}} for name in replicated_jobs
+        ]
+    }
+    return template

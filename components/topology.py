@@ -1,0 +1,140 @@
+"""Network topology of GPU nodes: the levels each provider labels, and where a job's pods must land."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from components.models.base import Spec
+from components.models.platform import TopologyLevelSpec
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+HOST = "host"
+KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+KUEUE_GROUP = "kueue.x-k8s.io/podset-group-name"
+# GKE labels each node of A3 Mega and newer with its place in the data centre (block, sub-block);
+# cluster-toolkit's gke-a3-megagpu / gke-a4 Kueue configurations use exactly these levels.
+_GKE = (("block", "cloud.google.com/gce-topology-block"), ("subblock", "cloud.google.com/gce-topology-subblock"))
+# EKS (cloud-controller-manager) labels the network nodes above an instance, layer-1 the broadest
+# (docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html). P6-B200 and P6-B300 have a fourth layer.
+_EKS_LAYER = "topology.k8s.aws/network-node-layer-{n}"
+_FOUR_LAYER_MACHINES = ("p6-b200.", "p6-b300.")
+# Kueue counts a node for a topology only when it carries every level's label, so a pool whose machines
+# go unlabelled must get none: its jobs would never be admitted. EC2 instance topology covers these GPU
+# and Trainium families; GKE labels the sub-blocks of A3 Mega and newer.
+LABELLED_MACHINES = {
+    "aws": (
+        "p3dn.",
+        "p4d.",
+        "p4de.",
+        "p5.",
+        "p5e.",
+        "p5en.",
+        "p6-b200.",
+        "p6-b300.",
+        "p6e-gb200.",
+        "trn1.",
+        "trn1n.",
+        "trn2.",
+    ),
+    "gcp": ("a3-megagpu-", "a3-ultragpu-", "a4-highgpu-", "a4x-highgpu-"),
+}
+
+
+class Level(Spec):
+    """One topology level: the short name jobs use, and the node label naming its domains."""
+
+    name: str
+    """Short name, e.g. subblock."""
+    node_label: str
+    """Node label whose value names the node's domain at this level."""
+
+
+class Topology(Spec):
+    """A cluster's network topology as placement sees it: levels from coarsest to the host."""
+
+    name: str
+    """Name of the Kueue Topology / Volcano discovery type."""
+    levels: list[Level] = Field(min_length=1)
+    """Coarsest first; the last is the host (kubernetes.io/hostname)."""
+
+    def level(self, name: str) -> Level | None:
+        """The level a job names, or None."""
+        return next((level for level in self.levels if level.name == name), None)
+
+    @property
+    def names(self) -> list[str]:
+        """The level names, coarsest first."""
+        return [level.name for level in self.levels]
+
+    @property
+    def finest_shared(self) -> Level | None:
+        """The finest level above the host: the tightest domain several nodes can share."""
+        return self.levels[-2] if len(self.levels) > 1 else None
+
+    def tier(self, name: str) -> int:
+        """Volcano's tier of a level above the host: 1 for the finest, counting up to the coarsest."""
+        shared = self.levels[:-1]
+        return len(shared) - [level.name for level in shared].index(name)
+
+
+def provider_topology(provider: str, machine_type: str | None, declared: list[TopologyLevelSpec]) -> Topology | None:
+    """The topology of a pool's nodes: from the provider's labels, or the levels an existing cluster declares.
+
+    None when the pool's machines carry no topology labels (or an existing cluster declares no levels).
+    """
+    if provider in LABELLED_MACHINES and not (machine_type or "").startswith(LABELLED_MACHINES[provider]):
+        return None
+    host = Level(name=HOST, node_label=HOSTNAME_LABEL)
+    if provider == "gcp":
+        return Topology(name="gke", levels=[*(Level(name=n, node_label=label) for n, label in _GKE), host])
+    if provider == "aws":
+        layers = 4 if machine_type and machine_type.startswith(_FOUR_LAYER_MACHINES) else 3
+        levels = [Level(name=f"layer-{n}", node_label=_EKS_LAYER.format(n=n)) for n in range(1, layers + 1)]
+        return Topology(name="eks" if layers == 3 else "eks-4-layer", levels=[*levels, host])
+    if not declared:
+        return None
+    levels = [Level(name=level.name, node_label=level.node_label) for level in declared]
+    return Topology(name="cluster", levels=[*levels, host])
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a job's pods land: all in one domain of a level (required), or preferably so."""
+
+    mode: Literal["required", "preferred"]
+    level: Level
+    tier: int | None
+    """Volcano's tier of the level (None for the host)."""
+
+    def kueue_annotations(self) -> dict[str, str]:
+        """The pod template annotation Kueue's topology-aware scheduling reads."""
+        key = KUEUE_REQUIRED if self.mode == "required" else KUEUE_PREFERRED
+        return {key: self.level.node_label}
+
+    def volcano_network_topology(self) -> dict[str, object]:
+        """A Volcano PodGroup's networkTopology: hard or soft, up to the level's tier."""
+        return {"mode": "hard" if self.mode == "required" else "soft", "highestTierAllowed": self.tier or 1}
+
+
+def placement(topology: Topology | None, mode: str | None, level: str | None, nodes: int) -> Placement | None:
+    """A job's placement: the level it names, else one domain of the finest shared level for a multi-node job.
+
+    None when the pool has no topology, or a single-node job names none. An unknown level is the
+    caller's to report (`topology.level(name)` is None).
+    """
+    if topology is None:
+        return None
+    if level is None:
+        found = topology.finest_shared if nodes > 1 else None
+        if found is None:
+            return None
+        return Placement("preferred", found, topology.tier(found.name))
+    chosen = topology.level(level)
+    if chosen is None:
+        return None
+    tier = topology.tier(chosen.name) if chosen.name != HOST else None
+    return Placement("required" if mode is None else mode, chosen, tier)  # type: ignore[arg-type]

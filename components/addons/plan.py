@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.addons import autoscaler, gpu_operator, gpudirect, karpenter, network, operators, scheduler, storage
+from components.addons import (
+    autoscaler,
+    gpu_operator,
+    gpudirect,
+    karpenter,
+    network,
+    operators,
+    scheduler,
+    storage,
+    trainer,
+)
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
 from components.validation import Stack
@@ -18,6 +28,8 @@ _GROUP_OWNERS = {
     "scheduling.volcano.sh": scheduler.VOLCANO_NAME,
     "batch.volcano.sh": scheduler.VOLCANO_NAME,
     "kueue.x-k8s.io": scheduler.KUEUE_NAME,
+    "trainer.kubeflow.org": trainer.NAME,
+    "jobset.x-k8s.io": trainer.NAME,
     "nvidia.com": gpu_operator.NAME,
     "karpenter.sh": karpenter.NAME,
     "karpenter.k8s.aws": karpenter.NAME,
@@ -52,7 +64,7 @@ class AddonPlan:
 
 
 def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
-    """What the stack installs: the GPU Operator, networking, operators, scheduler and CSI drivers."""
+    """What the stack installs: the GPU Operator, networking, operators, scheduler, Trainer and CSI drivers."""
     releases = [
         karpenter.release(stack),
         autoscaler.release(stack),
@@ -62,6 +74,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         network.efa_device_plugin(stack),
         scheduler.volcano(stack),
         scheduler.kueue(stack),
+        trainer.release(stack),
         storage.nfs(stack),
         storage.efs(stack, efs_role_arn),
         storage.fsx(stack),

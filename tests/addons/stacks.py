@@ -14,10 +14,15 @@ from components.validation import Stack, resolve
 REPO = Path(__file__).resolve().parents[2]
 
 
+def raw_config(name: str) -> dict[str, Any]:
+    """The gpu-training keys of Pulumi.<name>.yaml, as written."""
+    config = yaml.safe_load((REPO / f"Pulumi.{name}.yaml").read_text())["config"]
+    return {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpu-training:")}
+
+
 def stack_file(name: str, **changes: Any) -> Stack:
     """The stack of Pulumi.<name>.yaml, with top-level keys replaced by `changes`."""
-    config = yaml.safe_load((REPO / f"Pulumi.{name}.yaml").read_text())["config"]
-    raw = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpu-training:")}
+    raw = raw_config(name)
     raw.update(copy.deepcopy(changes))
     return resolve(parse_stack(raw))
 
@@ -82,10 +87,18 @@ def everything_existing() -> Stack:
     )
 
 
+def trainer_topology() -> Stack:
+    """dev with Kubeflow Trainer and Volcano placing jobs by a two-level topology the cluster declares."""
+    levels = [{"name": "spine", "nodeLabel": "example.com/spine"}, {"name": "leaf", "nodeLabel": "example.com/leaf"}]
+    scheduler = {**raw_config("dev")["scheduler"], "topology": {"enabled": True, "levels": levels}}
+    return stack_file("dev", trainer={"enabled": True}, scheduler=scheduler)
+
+
 STACKS = {
     "dev": lambda: stack_file("dev"),
     "prod": lambda: stack_file("prod"),
     "gke": lambda: stack_file("gke"),
     "everything-aws": everything_aws,
     "everything-existing": everything_existing,
+    "trainer-topology": trainer_topology,
 }

@@ -1,9 +1,11 @@
-"""Volcano or Kueue, PriorityClasses, and the CSI drivers behind the volumes."""
+"""Volcano or Kueue and their configuration, PriorityClasses, and the CSI drivers behind the volumes."""
 
 from __future__ import annotations
 
+import yaml
+
 from components.addons import scheduler, storage
-from tests.addons.stacks import everything_aws, stack_file
+from tests.addons.stacks import everything_aws, raw_config, stack_file, trainer_topology
 from tests.support.schemas import assert_valid
 
 
@@ -36,3 +38,75 @@ def test_csi_drivers_follow_the_backends() -> None:
     assert account["annotations"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/efs-csi"}
     assert account["name"] == "efs-csi-controller-sa"
     assert storage.fsx(stack_file("gke")) is None, "Filestore is a GKE add-on, no chart"
+
+
+def test_kueue_manages_the_training_operator_jobs_and_keeps_the_chart_defaults() -> None:
+    values = scheduler.kueue(stack_file("gke")).values
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    frameworks = config["integrations"]["frameworks"]
+    # Job, PyTorchJob, TFJob, MPIJob (v2beta1) and TrainJob, the kinds our launchers submit.
+    launchers = {
+        "batch/job",
+        "kubeflow.org/pytorchjob",
+        "kubeflow.org/tfjob",
+        "kubeflow.org/mpijob",
+        "trainer.kubeflow.org/trainjob",
+    }
+    assert launchers <= set(frameworks)
+    assert {"jobset.x-k8s.io/jobset", "pod", "leaderworkerset.x-k8s.io/leaderworkerset"} <= set(frameworks), "defaults"
+    assert len(frameworks) == len(set(frameworks))
+    assert (config["apiVersion"], config["kind"]) == ("config.kueue.x-k8s.io/v1beta2", "Configuration")
+    assert config["webhook"] == {"port": 9443}
+    assert config["health"] == {"healthProbeBindAddress": ":8081"}
+    assert config["metrics"] == {"bindAddress": ":8443"}
+    assert config["leaderElection"]["resourceName"] == "c1f6bfd2.kueue.x-k8s.io"
+    assert config["clientConnection"] == {"qps": 300, "burst": 500}
+
+
+def test_volcano_keeps_its_default_configuration_without_topology() -> None:
+    flat = stack_file("dev", scheduler={**raw_config("dev")["scheduler"], "topology": {"enabled": False}})
+    assert scheduler.volcano(flat).values == {"basic": {"image_pull_policy": "IfNotPresent"}}
+
+
+def test_volcano_enforces_network_topology_and_discovers_hypernodes_from_labels() -> None:
+    custom = scheduler.volcano(trainer_topology()).values["custom"]
+    config = yaml.safe_load(custom["scheduler_config_override"])
+    assert config["actions"] == "enqueue, allocate, backfill"
+    first, second = ([p["name"] for p in tier["plugins"]] for tier in config["tiers"])
+    assert first == ["priority", "gang", "conformance"]
+    assert second == [
+        "overcommit",
+        "drf",
+        "predicates",
+        "proportion",
+        "nodeorder",
+        "binpack",
+        "network-topology-aware",
+    ]
+    assert {"name": "gang", "enablePreemptable": False} in config["tiers"][0]["plugins"]
+    (discovery,) = custom["controller_config_override"]["networkTopologyDiscovery"]
+    assert (discovery["source"], discovery["enabled"], discovery["interval"]) == ("label", True, "10m")
+    assert discovery["config"]["networkTopologyTypes"] == {
+        "cluster": [
+            {"nodeLabel": "example.com/spine"},
+            {"nodeLabel": "example.com/leaf"},
+            {"nodeLabel": "kubernetes.io/hostname"},
+        ]
+    }
+
+
+def test_volcano_discovers_one_type_shared_by_the_pools_of_one_topology() -> None:
+    # Pools of topologies of different depths are refused under Volcano (tests/test_topology.py): one tree.
+    pools = [
+        {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a"},
+        {"name": "p5b", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1b"},
+    ]
+    stack = stack_file("prod", nodePools=pools, scheduler={"type": "volcano", "topology": {"enabled": True}}, jobs=[])
+    (discovery,) = scheduler.volcano(stack).values["custom"]["controller_config_override"]["networkTopologyDiscovery"]
+    types = discovery["config"]["networkTopologyTypes"]
+    assert list(types) == ["eks"]
+    assert [level["nodeLabel"] for level in types["eks"]] == [
+        *(f"topology.k8s.aws/network-node-layer-{n}" for n in range(1, 4)),
+        "kubernetes.io/hostname",
+    ]
+    assert all(len(name) <= 20 for name in types), "Volcano skips longer type names"

@@ -254,11 +254,11 @@ def _gpudirect(t: PodTemplate, nodes: Nodes) -> Iterator[str]:
 
 def fabric_attached(subject: Subject, subjects: list[Subject], _: Settings) -> Iterator[str]:
     """GPU pods of multi-node jobs attach their nodes' GPU fabric (EFA, InfiniBand/RoCE, GKE GPUDirect), not TCP."""
-    if not multi_node(subject.data):
+    if not multi_node(subject.data, subjects):
         return
-    for t in templates(subject.data):
-        if not t.gpus or t.spec.get("hostNetwork"):
-            continue  # a host-network pod sees every NIC of its node
+    for t in templates(subject.data, subjects):
+        if not t.gpus or t.partial or t.spec.get("hostNetwork"):
+            continue  # a host-network pod sees every NIC of its node; a TrainJob's alone its runtime's fabric
         nodes = nodes_of(t, subjects)
         if nodes is None or nodes.fabric == "tcp":
             continue

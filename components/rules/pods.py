@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.fabric import GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION
 from components.manifests.pod import GPU_RESOURCE
+from components.rules.trainjobs import RUNTIME_KINDS, TRAINJOB, PodSet, find_runtime, runtime_pods, trainjob_pods
+
+if TYPE_CHECKING:
+    from components.rules.rule import Subject
 
 REPLICA_KEYS = ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
 """Where the Training and MPI Operators keep their replica specs."""
@@ -22,6 +27,9 @@ class PodTemplate:
     replicas: int
     spec: dict[str, Any]
     metadata: dict[str, Any]
+    partial: bool = False
+    """A TrainJob's pods without its runtime: rules about what the runtime brings (placement, fabric,
+    /dev/shm, gang) skip them."""
 
     @property
     def containers(self) -> list[dict[str, Any]]:
@@ -90,9 +98,15 @@ def resources(container: dict[str, Any]) -> dict[str, Any]:
     return {**(found.get("requests") or {}), **(found.get("limits") or {})}
 
 
-def templates(obj: dict[str, Any]) -> list[PodTemplate]:
-    """The pod templates of a workload (Job, PyTorchJob, TFJob, MPIJob, Deployment, Pod ...), else none."""
+def templates(obj: dict[str, Any], subjects: Sequence[Subject] = ()) -> list[PodTemplate]:
+    """The pod templates of a workload (Job, PyTorchJob, TFJob, MPIJob, TrainJob on its runtime among the
+    subjects, a training runtime, Deployment, Pod ...), else none."""
     kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if kind == TRAINJOB:
+        runtime = find_runtime(obj, subjects)
+        return [_template(p) for p in trainjob_pods(obj, runtime.data if runtime is not None else None)]
+    if kind in RUNTIME_KINDS:
+        return [_template(p) for p in runtime_pods(obj)]
     if kind == "Pod":
         return [PodTemplate("pod", 1, spec, obj.get("metadata") or {})]
     for key in REPLICA_KEYS:
@@ -113,11 +127,15 @@ def templates(obj: dict[str, Any]) -> list[PodTemplate]:
     return []
 
 
-def pods(obj: dict[str, Any]) -> int:
+def _template(pods: PodSet) -> PodTemplate:
+    return PodTemplate(pods.role, pods.replicas, pods.spec, pods.metadata, pods.partial)
+
+
+def pods(obj: dict[str, Any], subjects: Sequence[Subject] = ()) -> int:
     """Pods the workload runs at once."""
-    return sum(t.replicas for t in templates(obj))
+    return sum(t.replicas for t in templates(obj, subjects))
 
 
-def multi_node(obj: dict[str, Any]) -> bool:
+def multi_node(obj: dict[str, Any], subjects: Sequence[Subject] = ()) -> bool:
     """Whether the workload spans several GPU pods (so several nodes)."""
-    return sum(t.replicas for t in templates(obj) if t.gpus) > 1
+    return sum(t.replicas for t in templates(obj, subjects) if t.gpus) > 1

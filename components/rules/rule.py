@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from components.manifests.plan import MIN_MULTI_NODE_SHM
+from components.rules.trainjobs import TRAINJOB, find_runtime
 
 Enforcement = Literal["mandatory", "advisory", "disabled"]
 DEFAULT_MIN_SHM = MIN_MULTI_NODE_SHM
@@ -96,5 +97,17 @@ class Rule:
             Finding(self.id, s.key, message, self.fix, level, s.urn)
             for s in subjects
             if self.applies_to(s)
-            for message in self.check(s, subjects, settings)
+            for message in self.own_findings(s, subjects, settings)
         ]
+
+    def own_findings(self, subject: Subject, subjects: list[Subject], settings: Settings) -> list[str]:
+        """The check's messages on a subject, less those a TrainJob inherits from its runtime."""
+        messages = list(self.check(subject, subjects, settings))
+        runtime = find_runtime(subject.data, subjects) if messages and subject.kind == TRAINJOB else None
+        if runtime is None or not self.applies_to(runtime):
+            return messages
+        # A runtime's defect (placement, fabric, /dev/shm, its images) is in every TrainJob on it: it is
+        # reported once, on the runtime that owns it, and a TrainJob only for what it brings (image, env,
+        # resources, patches) that the runtime, run as it stands, does not already get wrong.
+        inherited = set(self.check(runtime, subjects, settings))
+        return [m for m in messages if m not in inherited]

@@ -27,7 +27,19 @@ FILE_SYSTEMS = (
 
 def from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Subject]:
     """A subject per Kubernetes object."""
-    return [Subject(key(dict(o)), str(o.get("kind")), dict(o)) for o in objects if o.get("kind") and o.get("metadata")]
+    return [
+        Subject(key(dict(o)), str(o.get("kind")), dict(o))
+        for o in objects
+        if o.get("kind") and o.get("metadata") and isinstance(o.get("metadata"), Mapping)
+    ]
+
+
+def _kubernetes_object(resource_type: str, props: dict[str, Any]) -> dict[str, Any]:
+    """A preview's Kubernetes resource as its object; the kind, when its properties lack it, from the type
+    (`kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob`)."""
+    if props.get("kind"):
+        return props
+    return {**props, "kind": resource_type.rsplit(":", 1)[-1]}
 
 
 def from_pools(pools: Iterable[Pool]) -> list[Subject]:
@@ -80,13 +92,14 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
     out: list[Subject] = []
     for r in resources:
         props = dict(r.props)
-        if r.resource_type.startswith("kubernetes:") and props.get("kind") and props.get("metadata"):
-            subject = from_objects([props])[0]
-            out.append(Subject(subject.key, subject.kind, subject.data, r.urn))
-            if subject.kind in ("PersistentVolumeClaim", "PersistentVolume"):
-                out.append(
-                    Subject(subject.key, "FileSystem", {"type": subject.kind, "protected": bool(r.opts.protect)}, r.urn)
-                )
+        if r.resource_type.startswith("kubernetes:"):
+            for subject in from_objects([_kubernetes_object(r.resource_type, props)]):
+                out.append(Subject(subject.key, subject.kind, subject.data, r.urn))
+                if subject.kind in ("PersistentVolumeClaim", "PersistentVolume"):
+                    protected = bool(r.opts.protect)
+                    out.append(
+                        Subject(subject.key, "FileSystem", {"type": subject.kind, "protected": protected}, r.urn)
+                    )
         elif r.resource_type == AWS_NODE_GROUP:
             template = _launch_template(props, r, templates, by_id)
             interfaces = template.get("networkInterfaces") or []

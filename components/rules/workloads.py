@@ -13,6 +13,7 @@ from components.manifests.pod import VOLCANO_GROUP_ANNOTATION
 from components.models.nodepool import GPU_TAINT_KEY as GPU_TAINT
 from components.rules.pods import GPU, REPLICA_KEYS, PodTemplate, multi_node, resources, templates
 from components.rules.rule import Rule, Settings, Subject
+from components.rules.trainjobs import RUNTIME_KINDS, TRAINJOB, runtime_spec
 
 # Volcano reads either annotation; we write the first.
 VOLCANO_GROUP = (VOLCANO_GROUP_ANNOTATION, "scheduling.volcano.sh/group-name")
@@ -20,13 +21,18 @@ RDMA_RESOURCE = re.compile(r"^(rdma/|vpc\.amazonaws\.com/efa$)|sriov|mlnx|_vf$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 
 
-def _gpu_templates(subject: Subject) -> Iterator[PodTemplate]:
-    yield from (t for t in templates(subject.data) if t.gpus)
+def _gpu_templates(subject: Subject, subjects: list[Subject]) -> Iterator[PodTemplate]:
+    yield from (t for t in templates(subject.data, subjects) if t.gpus)
 
 
-def gpu_placement(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+def _known_templates(subject: Subject, subjects: list[Subject]) -> Iterator[PodTemplate]:
+    """GPU pod templates whose placement, fabric and /dev/shm are known (not a TrainJob's without its runtime)."""
+    yield from (t for t in _gpu_templates(subject, subjects) if not t.partial)
+
+
+def gpu_placement(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """GPU pods tolerate the GPU taint and select GPU nodes."""
-    for t in _gpu_templates(subject):
+    for t in _known_templates(subject, subjects):
         tolerations = t.spec.get("tolerations") or []
         if not any(
             x.get("key") == GPU_TAINT or (x.get("operator") == "Exists" and not x.get("key")) for x in tolerations
@@ -37,9 +43,9 @@ def gpu_placement(subject: Subject, _: list[Subject], __: Settings) -> Iterator[
             yield f"{t.role} pods request GPUs but select no GPU nodes"
 
 
-def gpu_requests_equal_limits(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+def gpu_requests_equal_limits(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """GPU requests equal GPU limits."""
-    for t in templates(subject.data):
+    for t in templates(subject.data, subjects):
         for c in t.spec.get("containers", []):
             resources = c.get("resources") or {}
             limit, request = (resources.get("limits") or {}).get(GPU), (resources.get("requests") or {}).get(GPU)
@@ -49,12 +55,12 @@ def gpu_requests_equal_limits(subject: Subject, _: list[Subject], __: Settings) 
                 yield f"{t.role}/{c.get('name')}: nvidia.com/gpu is requested but not limited"
 
 
-def shared_memory(subject: Subject, _: list[Subject], settings: Settings) -> Iterator[str]:
+def shared_memory(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
     """Multi-node jobs mount a Memory-backed /dev/shm of a sane size."""
-    if not multi_node(subject.data):
+    if not multi_node(subject.data, subjects):
         return
     minimum = quantity.parse(settings.min_shm)
-    for t in _gpu_templates(subject):
+    for t in _known_templates(subject, subjects):
         volumes = {v.get("name"): v for v in t.spec.get("volumes", [])}
         for c in t.spec.get("containers", []):
             mount = next(
@@ -67,18 +73,25 @@ def shared_memory(subject: Subject, _: list[Subject], settings: Settings) -> Ite
                 yield f"{t.role}/{c.get('name')}: /dev/shm is {source['sizeLimit']}, below {settings.min_shm}"
 
 
-def gang_scheduled(subject: Subject, _: list[Subject], settings: Settings) -> Iterator[str]:
+def gang_scheduled(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
     """Multi-node jobs are gang-scheduled when a gang scheduler is installed."""
-    if settings.gang_scheduler == "none" or not multi_node(subject.data):
+    if settings.gang_scheduler == "none" or not multi_node(subject.data, subjects):
         return
     data = subject.data
     labels = (data.get("metadata") or {}).get("labels") or {}
     if settings.gang_scheduler == "kueue":
-        if KUEUE_QUEUE not in labels:
+        # Kueue admits the TrainJob, by its own label; its runtime is no workload of Kueue's.
+        if subject.kind not in RUNTIME_KINDS and KUEUE_QUEUE not in labels:
             yield f"a multi-node job without the {KUEUE_QUEUE} label is not admitted as a whole by Kueue"
         return
-    policy = ((data.get("spec") or {}).get("runPolicy") or {}).get("schedulingPolicy")
-    for t in templates(data):
+    if subject.kind in (TRAINJOB, *RUNTIME_KINDS):
+        # Trainer makes the PodGroup when the runtime's podGroupPolicy names Volcano.
+        policy = ((runtime_spec(data, subjects) or {}).get("podGroupPolicy") or {}).get("volcano")
+    else:
+        policy = ((data.get("spec") or {}).get("runPolicy") or {}).get("schedulingPolicy")
+    for t in templates(data, subjects):
+        if t.partial:
+            continue
         grouped = policy is not None or any(a in (t.metadata.get("annotations") or {}) for a in VOLCANO_GROUP)
         if t.spec.get("schedulerName") != "volcano" or not grouped:
             yield f"{t.role} pods are not gang-scheduled by Volcano (schedulerName volcano and a PodGroup)"
@@ -88,10 +101,10 @@ def gang_scheduled(subject: Subject, _: list[Subject], settings: Settings) -> It
 GKE_NIC_VARIABLES = ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "NCCL_FASTRAK_IFNAME")
 
 
-def nccl_interface(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+def nccl_interface(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """NCCL_SOCKET_IFNAME (and GKE's GPU NIC variables) name interfaces the pod has, and NCCL_SOCKET_IFNAME
     is not eth0 when Multus attaches a fabric."""
-    for t in _gpu_templates(subject):
+    for t in _known_templates(subject, subjects):
         if t.spec.get("hostNetwork"):
             continue  # the pod sees every interface of its node
         multus = [interface for _, interface in t.multus_networks()]
@@ -117,9 +130,11 @@ def nccl_interface(subject: Subject, _: list[Subject], __: Settings) -> Iterator
                     )
 
 
-def rdma_devices(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+def rdma_devices(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """Pods that use RDMA (InfiniBand enabled, EFA) request the device resource and IPC_LOCK, unprivileged."""
-    for t in templates(subject.data):
+    for t in templates(subject.data, subjects):
+        if t.partial:
+            continue  # the device and IPC_LOCK may come from the runtime
         for c in t.spec.get("containers", []):
             env = t.env(c)
             if env.get("NCCL_IB_DISABLE") != "0" and env.get("FI_PROVIDER") != "efa":
@@ -139,7 +154,7 @@ def rdma_devices(subject: Subject, _: list[Subject], __: Settings) -> Iterator[s
 
 def checkpoint_claims(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """Volumes a multi-node job writes to (checkpoints) are ReadWriteMany claims."""
-    if not multi_node(subject.data):
+    if not multi_node(subject.data, subjects):
         return
     namespace = (subject.data.get("metadata") or {}).get("namespace")
     claims = {
@@ -147,7 +162,7 @@ def checkpoint_claims(subject: Subject, subjects: list[Subject], __: Settings) -
         for s in subjects
         if s.kind == "PersistentVolumeClaim"
     }
-    for t in _gpu_templates(subject):
+    for t in _gpu_templates(subject, subjects):
         volumes = {v["name"]: v for v in t.spec.get("volumes", []) if "persistentVolumeClaim" in v}
         for c in t.spec.get("containers", []):
             for mount in c.get("volumeMounts", []):
@@ -166,10 +181,12 @@ def _registry(image: str) -> str:
     return first if "/" in image and ("." in first or ":" in first or first == "localhost") else "docker.io"
 
 
-def images(subject: Subject, _: list[Subject], settings: Settings) -> Iterator[str]:
+def images(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
     """Images are pinned (a tag that is not latest, or a digest) and come from allowed registries."""
-    for t in templates(subject.data):
+    for t in templates(subject.data, subjects):
         for c in t.containers:
+            if t.partial and "image" not in c:
+                continue  # the runtime's image, unknown here
             image = str(c.get("image", ""))
             name = image.rsplit("/", 1)[-1]
             if not _DIGEST.search(image) and (":" not in name or name.endswith(":latest")):
@@ -179,11 +196,11 @@ def images(subject: Subject, _: list[Subject], settings: Settings) -> Iterator[s
                 yield f"{t.role}/{c.get('name')}: image {image} is not from an allowed registry ({', '.join(allowed)})"
 
 
-def host_namespaces(subject: Subject, _: list[Subject], settings: Settings) -> Iterator[str]:
+def host_namespaces(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
     """No hostNetwork or hostIPC unless allowed."""
     if settings.allow_host_network:
         return
-    for t in templates(subject.data):
+    for t in templates(subject.data, subjects):
         for key in ("hostNetwork", "hostIPC"):
             if t.spec.get(key):
                 yield f"{t.role} pods use {key}"
@@ -192,9 +209,19 @@ def host_namespaces(subject: Subject, _: list[Subject], settings: Settings) -> I
 def robustness(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
     """Training jobs set a backoffLimit and a restart policy."""
     data = subject.data
-    if not any(t.gpus for t in templates(data)) or data.get("kind") not in ("Job", "PyTorchJob", "TFJob", "MPIJob"):
+    kinds = ("Job", "PyTorchJob", "TFJob", "MPIJob", *RUNTIME_KINDS)
+    if data.get("kind") not in kinds or not any(t.gpus for t in templates(data)):
         return
     spec = data.get("spec") or {}
+    if data["kind"] in RUNTIME_KINDS:
+        # A TrainJob restarts as its runtime's JobSet says: the runtime owns both.
+        jobset = (spec.get("template") or {}).get("spec") or {}
+        if (jobset.get("failurePolicy") or {}).get("maxRestarts") is None:
+            yield "no failurePolicy.maxRestarts: the first failure of any node fails the whole TrainJob"
+        for t in templates(data):
+            if not t.spec.get("restartPolicy"):
+                yield f"{t.role} has no restartPolicy"
+        return
     backoff = spec.get("backoffLimit") if data["kind"] == "Job" else (spec.get("runPolicy") or {}).get("backoffLimit")
     if backoff is None:
         yield "no backoffLimit: a transient failure either retries forever (operators) or six times silently"
@@ -205,11 +232,11 @@ def robustness(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str
                 yield f"{role} has no restartPolicy"
 
 
-def nccl_debug_in_production(subject: Subject, _: list[Subject], settings: Settings) -> Iterator[str]:
+def nccl_debug_in_production(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
     """NCCL_DEBUG=INFO in a production stack (verbose logs on every rank)."""
     if not settings.production:
         return
-    for t in templates(subject.data):
+    for t in templates(subject.data, subjects):
         for c in t.spec.get("containers", []):
             if t.env(c).get("NCCL_DEBUG", "").upper() in ("INFO", "TRACE"):
                 yield f"{t.role}/{c.get('name')}: NCCL_DEBUG={t.env(c)['NCCL_DEBUG']} in production"
@@ -246,7 +273,8 @@ RULES: tuple[Rule, ...] = (
         "high",
         "mandatory",
         gang_scheduled,
-        "Volcano: schedulerName volcano and runPolicy.schedulingPolicy or a PodGroup; Kueue: the queue-name label",
+        "Volcano: schedulerName volcano and runPolicy.schedulingPolicy (a training runtime: podGroupPolicy.volcano) "
+        "or a PodGroup; Kueue: the queue-name label",
     ),
     _rule(
         "nccl-socket-interface",
@@ -283,7 +311,8 @@ RULES: tuple[Rule, ...] = (
         "medium",
         "mandatory",
         robustness,
-        "set backoffLimit (TrainingJob backoffLimit) and a restartPolicy on every replica",
+        "set backoffLimit (TrainingJob backoffLimit; a training runtime's failurePolicy.maxRestarts) and a "
+        "restartPolicy on every replica",
     ),
     _rule(
         "nccl-debug-production",

@@ -19,6 +19,7 @@ import gpu_policies
 
 from components.manifests import trainingjob
 from components.manifests.plan import plan
+from components.manifests.trainingruntime import cluster_runtime, runtime_names
 from components.models import NetworkConfig, NodePoolSpec, TrainingJobSpec
 from components.pool import resolve_pools
 from components.rules import RULES
@@ -80,6 +81,30 @@ def training_job(**fields: Any) -> list[dict[str, Any]]:
         }
     )
     return trainingjob.objects(plan(job, pools["p5"], "volcano", "research"))
+
+
+def trainjob_on_its_runtime(**fields: Any) -> list[dict[str, Any]]:
+    """The p5 pool's torch ClusterTrainingRuntime and a 2-node TrainJob on it."""
+    network = NetworkConfig()
+    spec = NodePoolSpec.model_validate(
+        {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 4, "zone": "us-east-1a"}
+    )
+    pools, _ = resolve_pools([spec], "aws", "us-east-1", network)
+    pool = pools["p5"].model_copy(update={"runtimes": runtime_names(pools["p5"])})
+    job = TrainingJobSpec.model_validate(
+        {
+            "name": "pretrain",
+            "launcher": "trainjob",
+            "image": "registry.example.com/train:v1",
+            "command": ["train.py"],
+            "nodes": 2,
+            "resources": {"memory": "1800Gi"},
+            **fields,
+        }
+    )
+    objects = trainingjob.objects(plan(job, pool, "volcano", "research"))
+    assert [o["kind"] for o in objects] == ["TrainJob"]
+    return [cluster_runtime(pool, "torch", "volcano"), *objects]
 
 
 BAD_JOB: dict[str, Any] = {
@@ -331,3 +356,38 @@ def test_a_tcpxo_job_on_a_gke_gpudirect_pool() -> None:
         "networking.gke.io/interfaces"
     ] = UNKNOWN
     assert violations("fabric-attached", [pool, kube(unknown)]) == [], "known only after the update"
+
+
+def test_trainjobs_and_their_runtimes_pass_every_policy_and_a_trainjobs_own_defect_lands_on_it() -> None:
+    volcano = resource("kubernetes:helm.sh/v3:Release", {"chart": "volcano", "version": "1.15.1"}, "volcano")
+    runtime, job = trainjob_on_its_runtime()
+    assert [kube(runtime).resource_type, kube(job).resource_type] == [
+        "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
+        "kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob",
+    ]
+    for policy in gpu_policies.POLICIES:
+        assert violations(policy.name, [volcano, kube(runtime), kube(job)]) == [], policy.name
+        assert violations(policy.name, [volcano, kube(job)]) == [], f"{policy.name}: the runtime in another stack"
+    job["spec"]["trainer"]["image"] = "registry.example.com/train:latest"
+    (found,) = violations("pinned-images", [kube(runtime), kube(job)])
+    assert found[1].endswith("::pretrain") and "TrainJob/training/pretrain: node/node: image" in found[0]
+
+
+def test_a_runtimes_defect_is_reported_on_the_runtime_not_on_every_trainjob() -> None:
+    runtime, job = trainjob_on_its_runtime()
+    del runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["tolerations"]
+    other = copy.deepcopy(job)
+    other["metadata"]["name"] = "finetune"
+    found = violations("gpu-placement", [kube(runtime), kube(job), kube(other)])
+    assert [urn for _, urn in found] == [kube(runtime).urn]
+    assert found[0][0].startswith("ClusterTrainingRuntime/p5-torch: node pods request GPUs but tolerate no")
+
+
+def test_unknown_values_in_a_trainjob_do_not_break_a_policy() -> None:
+    runtime, job = trainjob_on_its_runtime(volumes=[{"claim": "ckpt", "mountPath": "/checkpoints"}])
+    job["spec"]["trainer"]["resourcesPerNode"]["limits"]["vpc.amazonaws.com/efa"] = UNKNOWN
+    job["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"] = UNKNOWN
+    ours = {kube(runtime).urn, kube(job).urn}
+    for policy in gpu_policies.POLICIES:
+        found = violations(policy.name, [*p5_node_group(), kube(runtime), kube(job)])
+        assert [f for f in found if f[1] in ours] == [], policy.name

@@ -8,6 +8,8 @@ from typing import Any
 
 from components.manifests import trainingjob
 from components.manifests.plan import plan
+from components.manifests.trainingruntime import cluster_runtime, pool_plan, pool_runtimes, runtime_names
+from components.models.job import Runtime
 from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
 from tests.support.factories import EFA_RESOURCES, job, pool
@@ -15,14 +17,18 @@ from tests.support.factories import EFA_RESOURCES, job, pool
 Mutation = Callable[[dict[str, Any]], None]
 
 
-def good(fabric: str = "roce", launcher: str = "pytorch") -> list[dict[str, Any]]:
-    """A 2-node job on a RoCE pool under Volcano, with a claim: every rule passes."""
-    claim = {
+def _claim() -> dict[str, Any]:
+    return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": "ckpt", "namespace": "training"},
         "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Ti"}}},
     }
+
+
+def good(fabric: str = "roce", launcher: str = "pytorch") -> list[dict[str, Any]]:
+    """A 2-node job on a RoCE pool under Volcano, with a claim: every rule passes."""
+    claim = _claim()
     spec = job(
         launcher=launcher,
         volumes=[{"claim": "ckpt", "mountPath": "/checkpoints"}],
@@ -178,3 +184,124 @@ CLOUD_CASES: dict[str, Subject] = {
         },
     ),
 }
+
+
+# TrainJobs: a pool's ClusterTrainingRuntimes and a TrainJob on one of them. A defect of the runtime is reported
+# on the runtime alone, one the TrainJob brings on the TrainJob alone.
+RUNTIME = "ClusterTrainingRuntime"
+TRAINJOB = "TrainJob"
+
+
+def good_trainjob(fabric: str = "roce", runtime: Runtime = "torch") -> list[dict[str, Any]]:
+    """A claim, the pool's ClusterTrainingRuntimes (Volcano) and a 2-node TrainJob on its `runtime` one (or
+    on a TrainingRuntime of its own, when it needs one): every rule passes."""
+    base = pool(fabric)
+    target = base.model_copy(update={"runtimes": runtime_names(base)})
+    # DeepSpeed and MPI nodes run the runtime's image: a job with another gets a TrainingRuntime of its own.
+    image = {} if runtime == "torch" else {"image": pool_plan(target, runtime, "volcano").spec.image}
+    spec = job(
+        launcher="trainjob",
+        runtime=runtime,
+        volumes=[{"claim": "ckpt", "mountPath": "/checkpoints"}],
+        resources=EFA_RESOURCES if fabric == "efa" else {},
+        **image,
+    )
+    runtimes = [cluster_runtime(target, r, "volcano") for r in pool_runtimes(target)]
+    return [_claim(), *runtimes, *trainingjob.objects(plan(spec, target, "volcano", "research"))]
+
+
+def _node_pod(runtime: dict[str, Any]) -> dict[str, Any]:
+    return runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+
+
+def _node(runtime: dict[str, Any]) -> dict[str, Any]:
+    return _node_pod(runtime)["spec"]["containers"][0]
+
+
+def _runtime_env(runtime: dict[str, Any], name: str, value: str) -> None:
+    env = _node(runtime)["env"]
+    env[:] = [e for e in env if e["name"] != name] + [{"name": name, "value": value}]
+
+
+def _trainer_env(trainjob: dict[str, Any], name: str, value: str) -> None:
+    env = trainjob["spec"]["trainer"].setdefault("env", [])
+    env[:] = [e for e in env if e["name"] != name] + [{"name": name, "value": value}]
+
+
+def _runtime_no_tolerations(runtime: dict[str, Any]) -> None:
+    del _node_pod(runtime)["spec"]["tolerations"]
+
+
+def _trainer_gpu_request_differs(trainjob: dict[str, Any]) -> None:
+    trainjob["spec"]["trainer"]["resourcesPerNode"]["requests"]["nvidia.com/gpu"] = 4
+
+
+def _runtime_no_shm(runtime: dict[str, Any]) -> None:
+    _node(runtime)["volumeMounts"] = [m for m in _node(runtime)["volumeMounts"] if m["mountPath"] != "/dev/shm"]
+
+
+def _runtime_no_pod_group(runtime: dict[str, Any]) -> None:
+    del runtime["spec"]["podGroupPolicy"]
+
+
+def _trainer_nccl_on_eth0(trainjob: dict[str, Any]) -> None:
+    _trainer_env(trainjob, "NCCL_SOCKET_IFNAME", "eth0")
+
+
+def _runtime_rdma_without_device(runtime: dict[str, Any]) -> None:
+    for section in ("limits", "requests"):
+        del _node(runtime)["resources"][section]["rdma/rdma_shared_device_a"]
+
+
+def _trainer_latest_image(trainjob: dict[str, Any]) -> None:
+    trainjob["spec"]["trainer"]["image"] = "registry.example.com/training:latest"
+
+
+def _runtime_host_ipc(runtime: dict[str, Any]) -> None:
+    _node_pod(runtime)["spec"]["hostIPC"] = True
+
+
+def _runtime_no_restarts(runtime: dict[str, Any]) -> None:
+    del runtime["spec"]["template"]["spec"]["failurePolicy"]
+
+
+def _trainer_debug_info(trainjob: dict[str, Any]) -> None:
+    _trainer_env(trainjob, "NCCL_DEBUG", "INFO")
+
+
+def _runtime_no_fabric_network(runtime: dict[str, Any]) -> None:
+    """The runtime's pods lose their RoCE network (and bootstrap on eth0, so that only the attachment is wrong)."""
+    del _node_pod(runtime)["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+    _runtime_env(runtime, "NCCL_SOCKET_IFNAME", "eth0")
+
+
+TRAINJOB_CASES: dict[str, tuple[str, Mutation, Settings]] = {
+    "gpu-placement": (RUNTIME, _runtime_no_tolerations, Settings()),
+    "gpu-requests-equal-limits": (TRAINJOB, _trainer_gpu_request_differs, Settings()),
+    "shared-memory": (RUNTIME, _runtime_no_shm, Settings()),
+    "gang-scheduling": (RUNTIME, _runtime_no_pod_group, Settings(gang_scheduler="volcano")),
+    "nccl-socket-interface": (TRAINJOB, _trainer_nccl_on_eth0, Settings()),
+    "rdma-devices": (RUNTIME, _runtime_rdma_without_device, Settings()),
+    "pinned-images": (TRAINJOB, _trainer_latest_image, Settings()),
+    "host-namespaces": (RUNTIME, _runtime_host_ipc, Settings()),
+    "job-robustness": (RUNTIME, _runtime_no_restarts, Settings()),
+    "nccl-debug-production": (TRAINJOB, _trainer_debug_info, Settings(production=True)),
+    "fabric-attached": (RUNTIME, _runtime_no_fabric_network, Settings()),
+}
+"""Per rule, the object of a TrainJob's (its runtime or itself) that one change breaks, and the settings."""
+
+
+def bad_trainjob_objects(rule: str) -> tuple[list[Subject], Settings, str]:
+    """The TrainJob corpus case of a rule: the subjects, the settings, and the key of the one subject that is
+    wrong (the runtime, or the TrainJob)."""
+    objects = copy.deepcopy(good_trainjob())
+    trainjob = objects[-1]
+    runtime = next(o for o in objects if o["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"])
+    if rule == "checkpoint-rwx":
+        _claim_rwo(objects)
+        return from_objects(objects), Settings(), from_objects([trainjob])[0].key
+    owner, mutate, settings = TRAINJOB_CASES[rule]
+    target = runtime if owner == RUNTIME else trainjob
+    mutate(target)
+    pools = from_pools([pool("roce", networks=[], rails=EIGHT_RAILS)]) if rule == "fabric-attached" else []
+    return from_objects(objects) + pools, settings, from_objects([target])[0].key

@@ -9,13 +9,23 @@ import pytest
 from components import rules
 from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
-from tests.rules.corpus import CLOUD_CASES, WORKLOAD_CASES, bad_objects, good
+from tests.rules.corpus import (
+    CLOUD_CASES,
+    TRAINJOB_CASES,
+    WORKLOAD_CASES,
+    bad_objects,
+    bad_trainjob_objects,
+    good,
+    good_trainjob,
+)
 
 WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached"]
+TRAINJOB_RULES = [*TRAINJOB_CASES, "checkpoint-rwx"]
 
 
 def test_every_rule_has_a_corpus_case() -> None:
     assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES)
+    assert sorted(TRAINJOB_RULES) == sorted(WORKLOAD_RULES), "every workload rule covers TrainJobs and runtimes"
 
 
 def test_every_rule_states_its_reason_fix_severity_and_enforcement() -> None:
@@ -35,6 +45,21 @@ def test_each_bad_manifest_is_caught_by_its_rule_only(rule: str) -> None:
     findings = rules.run(subjects, settings)
     assert {f.rule for f in findings} == {rule}
     assert all(f.fix == rules.by_id(rule).fix for f in findings)
+
+
+@pytest.mark.parametrize(("fabric", "runtime"), list(itertools.product(["roce", "tcp", "efa"], ["torch", "deepspeed"])))
+def test_the_good_trainjob_and_its_runtimes_pass(fabric: str, runtime: str) -> None:
+    subjects = from_objects(good_trainjob(fabric, runtime))  # type: ignore[arg-type]
+    assert {"ClusterTrainingRuntime", "TrainJob"} <= {s.kind for s in subjects}
+    assert rules.run(subjects, Settings(gang_scheduler="volcano", production=True)) == []
+
+
+@pytest.mark.parametrize("rule", TRAINJOB_RULES)
+def test_each_bad_trainjob_or_runtime_is_caught_by_its_rule_only_on_the_object_at_fault(rule: str) -> None:
+    subjects, settings, at_fault = bad_trainjob_objects(rule)
+    findings = rules.run(subjects, settings)
+    assert findings and {f.rule for f in findings} == {rule}
+    assert {f.subject for f in findings} == {at_fault}, "a runtime's defect is not reported again on its TrainJob"
 
 
 @pytest.mark.parametrize("rule", sorted(CLOUD_CASES))
@@ -84,7 +109,7 @@ def test_an_mpi_launcher_forwarding_rdma_variables_is_not_an_rdma_pod() -> None:
     assert rules.run(from_objects(objects), Settings(gang_scheduler="volcano")) == []
 
 
-LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed"]
+LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
 FABRICS = ["tcp", "roce", "infiniband", "efa", "tcpx", "tcpxo", "rdma"]
 SCHEDULERS = ["volcano", "kueue", "none"]
 
@@ -111,3 +136,30 @@ def test_an_rdma_pool_with_one_rail_for_eight_gpus_gets_advice() -> None:
     assert any("attaches 1 rail for 8 GPUs per node" in f.message for f in findings)
     eight = pool("roce", networks=[], rails=EIGHT_RAILS)
     assert [f for f in rules.run(from_pools([eight]), Settings()) if f.rule == "rdma-rails"] == []
+
+
+@pytest.mark.parametrize(("runtime", "scheduler"), list(itertools.product(["torch", "deepspeed", "mpi"], SCHEDULERS)))
+def test_a_stacks_trainjobs_and_cluster_training_runtimes_pass_every_mandatory_rule(
+    runtime: str, scheduler: str
+) -> None:
+    from components.manifests import platform, trainingjob
+    from tests.addons.stacks import stack_file
+
+    jobs = [
+        {
+            "name": "x",
+            "launcher": "trainjob",
+            "runtime": runtime,
+            "image": "r/i:1",
+            "command": ["train.py"],
+            "nodes": 2,
+            "nodePool": "h100",
+        }
+    ]
+    queues = [{"name": "research", "gpus": 16}] if scheduler == "kueue" else []
+    stack = stack_file("dev", trainer={"enabled": True}, jobs=jobs, scheduler={"type": scheduler, "queues": queues})
+    objects = [*platform.objects(stack), *(o for plan in stack.jobs for o in trainingjob.objects(plan))]
+    subjects = from_objects(objects) + from_pools(stack.pools.values())
+    assert "ClusterTrainingRuntime" in {s.kind for s in subjects}
+    findings = rules.run(subjects, Settings(gang_scheduler=stack.scheduler))
+    assert [f for f in findings if f.enforcement == "mandatory"] == []

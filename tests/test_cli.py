@@ -23,7 +23,9 @@ def test_render_dev_writes_every_object_and_a_summary(tmp_path: Path, capsys, mo
     assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "pool h100 (8x NVIDIA H100 80GB GPU, roce, " in printed
-    assert "up to 4 nodes): 2 jobs, 7 pods, 48 GPUs" in printed
+    assert "up to 4 nodes): 4 jobs, 13 pods, 96 GPUs" in printed
+    assert "trainjob   training/llama-pretrain: 4 x 8 GPUs" in printed
+    assert "runtime h100-torch" in printed
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
     assert "training/pytorchjob-llama-finetune.yaml" in files
     assert "_cluster/queue-research.yaml" in files

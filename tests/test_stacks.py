@@ -28,7 +28,12 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
         assert (obj["kind"], obj["metadata"]["name"]) in kinds
     jobs = pulumi_mocks.of_type("gpu-training:index:TrainingJob")
     platform = pulumi_mocks.named("platform")
-    assert {j.name for j in jobs} == {"training-llama-finetune", "training-nccl-allreduce"}
+    assert {j.name for j in jobs} == {
+        "training-llama-finetune",
+        "training-nccl-allreduce",
+        "training-llama-pretrain",
+        "training-ds-finetune",
+    }
     namespace = pulumi_mocks.named("namespace-training")
     claim = pulumi_mocks.named("persistentvolumeclaim-training-training-checkpoints")
     nad = pulumi_mocks.named("networkattachmentdefinition-training-h100-rail-0")
@@ -46,6 +51,29 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
     assert kubernetes and all(r.provider.startswith(provider[0].urn) for r in kubernetes), "every object on the cluster"
     assert exports["pools"]["h100"]["gpusPerNode"] == 8
     assert exports["cluster"] == "train-dev"
+
+
+def test_trainer_installs_then_the_runtimes_then_the_trainjobs(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    use_stack(pulumi_mocks, REPO / "Pulumi.dev.yaml")
+    exports = run(lambda: stacks.run(stacks.load()))
+
+    trainer = pulumi_mocks.named("kubeflow-trainer")
+    volcano = pulumi_mocks.named("volcano")
+    assert volcano.urn in trainer.dependencies, "Trainer watches PodGroups only if their CRD is there at start"
+    runtime = pulumi_mocks.named("clustertrainingruntime-h100-torch")
+    assert trainer.urn in runtime.dependencies
+    pretrain = pulumi_mocks.named("training-llama-pretrain-trainjob")
+    assert {trainer.urn, runtime.urn, volcano.urn} <= set(pretrain.dependencies)
+    finetune = pulumi_mocks.named("training-ds-finetune-trainjob")
+    assert pulumi_mocks.named("clustertrainingruntime-h100-deepspeed").urn in finetune.dependencies
+    assert pulumi_mocks.named("training-ds-finetune-configmap").urn in finetune.dependencies
+    assert runtime.urn not in finetune.dependencies, "a job waits for its own runtime only"
+    assert exports["pools"]["h100"]["runtimes"] == {
+        "torch": "h100-torch",
+        "deepspeed": "h100-deepspeed",
+        "mpi": "h100-mpi",
+    }
 
 
 def test_a_config_mistake_is_a_clean_error_naming_file_and_line(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:

@@ -29,7 +29,7 @@ JUNK = st.one_of(
 @st.composite
 def jobs(draw: st.DrawFn, pools: list[str], claims: list[str], networks_ns: str = "training") -> dict[str, Any]:
     """A TrainingJob config: mostly sensible, sometimes out of the pool's bounds."""
-    launcher = draw(st.sampled_from(["pytorch", "mpi", "tensorflow", "indexed"]))
+    launcher = draw(st.sampled_from(["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]))
     job: dict[str, Any] = {
         "name": draw(NAMES) + draw(st.sampled_from(["", "-a", "-b2"])),
         "namespace": networks_ns,
@@ -76,7 +76,14 @@ def jobs(draw: st.DrawFn, pools: list[str], claims: list[str], networks_ns: str 
                 max_size=2,
             )
         )
-    if launcher in ("pytorch", "indexed") and draw(st.booleans()):
+    if launcher == "trainjob" and draw(st.booleans()):
+        job["runtime"] = draw(st.sampled_from(["torch", "deepspeed", "mpi"]))
+    if draw(st.integers(0, 3)) == 0:
+        job["topology"] = {
+            "mode": draw(st.sampled_from(["required", "preferred"])),
+            "level": draw(st.sampled_from(["block", "subblock", "layer-3", "rack", "host"])),
+        }
+    if launcher in ("pytorch", "indexed", "trainjob") and draw(st.booleans()):
         job["deepspeed"] = {
             "config": {"train_batch_size": draw(st.integers(1, 512)), "zero_optimization": {"stage": 3}}
         }
@@ -122,7 +129,9 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
         elif provider == "gcp":
             pool = {
                 "name": name,
-                "machineType": draw(st.sampled_from(["a3-highgpu-8g", "a2-ultragpu-4g", "g2-standard-48"])),
+                "machineType": draw(
+                    st.sampled_from(["a3-highgpu-8g", "a3-megagpu-8g", "a2-ultragpu-4g", "g2-standard-48"])
+                ),
                 "zone": "us-central1-a",
                 "maxNodes": draw(st.integers(1, 8)),
             }
@@ -177,9 +186,13 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
             ]
         },
         "scheduler": {"type": scheduler, "queues": [{"name": "research", "gpus": 32}] if scheduler != "none" else []},
+        "trainer": {"enabled": draw(st.booleans())},
         "storage": {"volumes": [volume]},
         "jobs": draw(st.lists(jobs([p["name"] for p in pools], ["ckpt"]), max_size=3, unique_by=lambda j: j["name"])),
     }
+    if draw(st.booleans()):
+        levels = [{"name": "rack", "nodeLabel": "example.com/rack"}] if provider == "existing" else []
+        raw["scheduler"]["topology"] = {"enabled": True, "levels": levels}
     # macvlan needs only master, ib-sriov only resourceName: keep the one the type takes.
     net = raw["network"]["networks"][0]
     net.pop("resourceName" if net["type"] == "macvlan" else "master")

@@ -9,10 +9,10 @@ from components import TrainingJob
 from components.kubernetes.objects import StackConfigError
 from components.manifests import trainingjob
 from components.manifests.plan import plan
-from tests.support.factories import job, pool
+from tests.support.factories import job, pool, with_trainer
 from tests.support.pulumi_mocks import RecordingMonitor, run
 
-LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed"]
+LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
 
 
 def _strip_kind(inputs: dict) -> dict:
@@ -33,6 +33,31 @@ def test_registers_the_objects_the_builders_produce(pulumi_mocks: RecordingMonit
         group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
         assert registered.type == f"kubernetes:{group}:{obj['kind']}"
         assert _strip_kind(registered.inputs) == _strip_kind(obj)
+
+
+def test_a_trainjob_on_a_pool_from_a_platform_stack_runs_on_the_exported_runtime(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    # The pool as a workloads stack reads it from the platform's `pools` export: its runtimes come along.
+    exported = with_trainer(pool("roce")).to_config()
+    run(lambda: TrainingJob("pretrain", job(launcher="trainjob"), pool=exported, scheduler="volcano"))
+
+    (trainjob,) = [r for r in pulumi_mocks.registrations if r.type.endswith(":TrainJob")]
+    assert trainjob.inputs["spec"]["runtimeRef"]["name"] == "h100-torch"
+    assert not [r for r in pulumi_mocks.registrations if r.type.endswith(":TrainingRuntime")]
+
+
+def test_a_trainjob_on_a_pool_without_runtimes_brings_its_own(pulumi_mocks: RecordingMonitor) -> None:
+    run(lambda: TrainingJob("pretrain", job(launcher="trainjob"), pool=pool("roce"), scheduler="volcano"))
+
+    runtime = pulumi_mocks.named("pretrain-trainingruntime")
+    trainjob = pulumi_mocks.named("pretrain-trainjob")
+    assert trainjob.inputs["spec"]["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "TrainingRuntime",
+        "name": "train",  # the job's name, in its namespace
+    }
+    assert runtime.urn in trainjob.dependencies, "the TrainJob waits for its runtime"
 
 
 def test_children_are_parented_and_the_workload_waits_for_its_supporting_objects(

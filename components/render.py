@@ -12,8 +12,7 @@ from components.errors import ConfigError
 from components.fabric import bandwidth
 from components.manifests import platform, trainingjob
 from components.manifests.plan import JobPlan
-from components.manifests.trainingruntime import own_runtime_reasons
-from components.manifests.trainjob import runtime_ref
+from components.manifests.trainingruntime import choose_runtime
 from components.validation import Stack
 from components.yamlio import dump
 
@@ -73,10 +72,10 @@ def _runtime(plan: JobPlan) -> str:
     """`, runtime <name>` for a TrainJob: its pool's, or its own and why."""
     if plan.spec.training_runtime is None:
         return ""
-    ref = runtime_ref(plan)
-    if ref["kind"] == "ClusterTrainingRuntime":
-        return f", runtime {ref['name']}"
-    return f", own runtime ({'; '.join(own_runtime_reasons(plan))})"
+    choice = choose_runtime(plan)
+    if not choice.reasons:
+        return f", runtime {choice.ref['name']}"
+    return f", own runtime ({'; '.join(choice.reasons)})"
 
 
 def _placed(plan: JobPlan) -> str:

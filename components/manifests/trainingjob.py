@@ -9,7 +9,7 @@ from components.manifests.mpijob import mpijob
 from components.manifests.plan import JobPlan
 from components.manifests.pytorchjob import pytorchjob
 from components.manifests.tfjob import tfjob
-from components.manifests.trainingruntime import job_runtime, own_runtime_reasons
+from components.manifests.trainingruntime import choose_runtime, job_runtime
 from components.manifests.trainjob import trainjob
 
 
@@ -27,9 +27,10 @@ def objects(plan: JobPlan) -> list[dict[str, Any]]:
     elif launcher == "tensorflow":
         out.append(tfjob(plan))
     elif launcher == "trainjob":
-        if own_runtime_reasons(plan):
+        choice = choose_runtime(plan)
+        if choice.reasons:
             out.append(job_runtime(plan))
-        out.append(trainjob(plan))
+        out.append(trainjob(plan, choice))
     else:
         out.append(indexedjob.service(plan))
         if plan.scheduler == "volcano":

@@ -10,6 +10,7 @@ same way from the job.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
@@ -99,12 +100,22 @@ def job_runtime(job: JobPlan) -> dict[str, Any]:
     }
 
 
-def own_runtime_reasons(job: JobPlan) -> list[str]:
-    """Why the job cannot run on its pool's ClusterTrainingRuntime (empty when it can)."""
+@dataclass(frozen=True, slots=True)
+class RuntimeChoice:
+    """The runtime a TrainJob runs on, the plan its pods follow before the job's patch, and why it is the
+    job's own (empty when it is the pool's)."""
+
+    ref: dict[str, str]
+    base: JobPlan
+    reasons: tuple[str, ...] = ()
+
+
+def choose_runtime(job: JobPlan) -> RuntimeChoice:
+    """The pool's ClusterTrainingRuntime for the job, or a TrainingRuntime of its own, and why."""
     runtime = job.spec.training_runtime or "torch"
     pool = job.pool
     if runtime not in pool.runtimes:
-        return [f"pool '{pool.name}' has no {runtime} runtime"]
+        return _own(job, f"pool '{pool.name}' has no {runtime} runtime")
     base = pool_plan(pool, runtime, job.scheduler)
     reasons = []
     if runtime != "torch" and job.spec.image != base.spec.image:
@@ -124,7 +135,14 @@ def own_runtime_reasons(job: JobPlan) -> list[str]:
         reasons.append(f"its pods attach the pool's networks in namespace {job.namespace}")
     if job.scheduler == "volcano" and job.spec.topology is not None and job.placement != pool_placement(pool):
         reasons.append("Volcano places it by its own topology")
-    return reasons
+    if reasons:
+        return _own(job, *reasons)
+    return RuntimeChoice({"apiGroup": GROUP, "kind": "ClusterTrainingRuntime", "name": pool.runtimes[runtime]}, base)
+
+
+def _own(job: JobPlan, *reasons: str) -> RuntimeChoice:
+    """The job's own TrainingRuntime, built from the job itself."""
+    return RuntimeChoice({"apiGroup": GROUP, "kind": "TrainingRuntime", "name": job.name}, job, reasons)
 
 
 def runtime_spec(job: JobPlan, *, network_topology: Placement | None, shared: bool = False) -> dict[str, Any]:

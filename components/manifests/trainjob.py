@@ -10,7 +10,7 @@ from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.mpijob import mpirun_args
 from components.manifests.plan import JobPlan
 from components.manifests.pod import env_list, job_volumes, shm_volume, topology_annotations, worker_resources
-from components.manifests.trainingruntime import API, GROUP, LAUNCHER, NODE, own_runtime_reasons, pool_plan
+from components.manifests.trainingruntime import API, LAUNCHER, NODE, RuntimeChoice, choose_runtime
 
 MANAGER = "gpu-training/trainingjob"
 """Who owns the TrainJob's runtime patch (Kueue writes its own under kueue.x-k8s.io/manager)."""
@@ -18,19 +18,11 @@ VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 """Trainer's Volcano plugin reads the queue from the runtime template's annotations, which a patch extends."""
 
 
-def runtime_ref(job: JobPlan) -> dict[str, str]:
-    """The runtime the TrainJob runs on: its pool's ClusterTrainingRuntime, or its own TrainingRuntime."""
-    if own_runtime_reasons(job):
-        return {"apiGroup": GROUP, "kind": "TrainingRuntime", "name": job.name}
+def trainjob(job: JobPlan, choice: RuntimeChoice | None = None) -> dict[str, Any]:
+    """The TrainJob of a trainjob-launcher job, on the runtime `choice` names (default: as chosen for it)."""
+    choice = choice or choose_runtime(job)
     runtime = job.spec.training_runtime or "torch"
-    return {"apiGroup": GROUP, "kind": "ClusterTrainingRuntime", "name": job.pool.runtimes[runtime]}
-
-
-def trainjob(job: JobPlan) -> dict[str, Any]:
-    """The TrainJob of a trainjob-launcher job."""
-    ref = runtime_ref(job)
-    runtime = job.spec.training_runtime or "torch"
-    base = job if ref["kind"] == "TrainingRuntime" else pool_plan(job.pool, runtime, job.scheduler)
+    base = choice.base
     resources = worker_resources(job)
     per_node: dict[str, Any] = {"limits": dict(resources), "requests": dict(resources)}
     if job.fabric.claims:
@@ -45,7 +37,7 @@ def trainjob(job: JobPlan) -> dict[str, Any]:
     env = {name: value for name, value in job.env.items() if base.env.get(name) != value}
     if env:
         trainer["env"] = env_list(env)
-    spec: dict[str, Any] = {"runtimeRef": ref, "trainer": trainer}
+    spec: dict[str, Any] = {"runtimeRef": dict(choice.ref), "trainer": trainer}
     patch = _patch(job, base, [NODE] if runtime == "torch" else [NODE, LAUNCHER])
     if patch:
         spec["runtimePatches"] = [{"manager": MANAGER, "trainingRuntimeSpec": {"template": patch}}]

@@ -11,9 +11,9 @@ from components.manifests.trainingruntime import (
     ANCESTOR_LABEL,
     MPI_SSH_DIR,
     SSHD_PORT,
+    choose_runtime,
     cluster_runtime,
     job_runtime,
-    own_runtime_reasons,
     pool_runtimes,
 )
 from components.models import TrainingJobSpec
@@ -143,7 +143,7 @@ def spec(**fields: Any) -> TrainingJobSpec:
 
 
 def test_a_plain_job_runs_on_its_pools_runtime() -> None:
-    assert own_runtime_reasons(plan(spec(), with_trainer(pool("roce")), "volcano")) == []
+    assert choose_runtime(plan(spec(), with_trainer(pool("roce")), "volcano")).reasons == ()
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_a_plain_job_runs_on_its_pools_runtime() -> None:
 )
 def test_a_job_the_pool_runtime_cannot_carry_gets_its_own(fields: dict[str, Any], reason: str) -> None:
     job_plan = plan(spec(**fields), with_trainer(pool("roce")), "volcano")
-    (found,) = own_runtime_reasons(job_plan)
+    (found,) = choose_runtime(job_plan).reasons
     assert reason in found
     own = job_runtime(job_plan)
     assert own["kind"] == "TrainingRuntime"
@@ -170,11 +170,11 @@ def test_volcano_places_a_job_with_its_own_topology_through_its_own_runtime() ->
         with_topology(with_trainer(pool("efa"))),
         "volcano",
     )
-    assert own_runtime_reasons(job_plan) == ["Volcano places it by its own topology"]
+    assert choose_runtime(job_plan).reasons == ("Volcano places it by its own topology",)
     network = job_runtime(job_plan)["spec"]["podGroupPolicy"]["volcano"]["networkTopology"]
     assert network == {"mode": "hard", "highestTierAllowed": 2}
 
 
 def test_a_pool_without_runtimes_makes_every_job_bring_its_own() -> None:
     # A workloads stack whose platform has no Trainer runtimes for the pool.
-    assert own_runtime_reasons(plan(spec(), pool("tcp"), "none")) == ["pool 'h100' has no torch runtime"]
+    assert choose_runtime(plan(spec(), pool("tcp"), "none")).reasons == ("pool 'h100' has no torch runtime",)

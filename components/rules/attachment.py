@@ -18,7 +18,8 @@ from components.fabric import EFA_RESOURCE, GKE_INTERFACES_ANNOTATION, MULTUS_AN
 from components.gpudirect import DEFAULT_NETWORK
 from components.models.nodepool import GPUDIRECT_FABRICS
 from components.pool import POOL_LABEL
-from components.rules.pods import GPU, PodTemplate, multi_node, resources, templates
+from components.rules.pods import multi_node, resources, templates
+from components.rules.podtemplate import GPU, PodTemplate
 from components.rules.rule import Rule, Settings, Subject
 from components.rules.workloads import RDMA_RESOURCE
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from components.manifests.trainingruntime import ANCESTOR_LABEL, GROUP, LAUNCHER, NODE
+from components.rules.podtemplate import PodTemplate
 
 if TYPE_CHECKING:
     from components.rules.rule import Subject
@@ -38,18 +38,6 @@ MERGE_KEYS = {
     "volumeMounts": "mountPath",
 }
 """The lists a strategic merge patch merges item by item, by this key of their items; other lists are replaced."""
-
-
-@dataclass(frozen=True, slots=True)
-class PodSet:
-    """The pods of one replicated job: its name, how many run at once, and their pod template."""
-
-    role: str
-    replicas: int
-    metadata: dict[str, Any]
-    spec: dict[str, Any]
-    partial: bool = False
-    """Only what a TrainJob states, its runtime unknown: what the runtime would add is missing."""
 
 
 def runtime_ref(trainjob: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -88,7 +76,7 @@ def runtime_spec(obj: Mapping[str, Any], subjects: Iterable[Subject]) -> dict[st
     return _dict(runtime.data.get("spec")) if runtime is not None else None
 
 
-def trainjob_pods(trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None) -> list[PodSet]:
+def trainjob_pods(trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None) -> list[PodTemplate]:
     """The pods a TrainJob runs on its runtime; without the runtime, the one `node` pod set it states alone."""
     spec = _dict(trainjob.get("spec"))
     trainer = _dict(spec.get("trainer"))
@@ -119,7 +107,7 @@ def trainjob_pods(trainjob: Mapping[str, Any], runtime: Mapping[str, Any] | None
     return _pods(alone, trainer, patches, partial=True)
 
 
-def runtime_pods(runtime: Mapping[str, Any]) -> list[PodSet]:
+def runtime_pods(runtime: Mapping[str, Any]) -> list[PodTemplate]:
     """The pods of a training runtime: what a TrainJob stating nothing of its own runs, on two nodes at least."""
     return _pods(_dict(runtime.get("spec")), {}, [], minimum=RUNTIME_NODES)
 
@@ -131,7 +119,7 @@ def _pods(
     *,
     minimum: int = 1,
     partial: bool = False,
-) -> list[PodSet]:
+) -> list[PodTemplate]:
     jobset = copy.deepcopy(_dict(_dict(runtime.get("template")).get("spec")))
     jobs = [j for j in _list(jobset.get("replicatedJobs")) if isinstance(j, dict)]
     names = {j.get("name") for j in jobs}
@@ -153,7 +141,7 @@ def _pods(
     # Trainer fills the trainer job's `node` container from the TrainJob, and the nodes' too when the MPI
     # launcher is one of the nodes.
     filled = ancestors | ({NODE} if launcher_as_node else set())
-    out: list[PodSet] = []
+    out: list[PodTemplate] = []
     for job in jobs:
         name = str(job.get("name") or "")
         job_spec = _dict(_dict(job.get("template")).get("spec"))
@@ -169,7 +157,7 @@ def _pods(
             replicas = nodes
         else:
             replicas = (_count(job.get("replicas")) or 1) * (_count(job_spec.get("parallelism")) or 1)
-        out.append(PodSet(name, replicas, metadata, spec, partial))
+        out.append(PodTemplate(name, replicas, spec, metadata, partial))
     return out
 
 

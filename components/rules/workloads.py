@@ -11,7 +11,8 @@ from components.fabric import PRIMARY_INTERFACE
 from components.manifests.gang import KUEUE_QUEUE_LABEL as KUEUE_QUEUE
 from components.manifests.pod import VOLCANO_GROUP_ANNOTATION
 from components.models.nodepool import GPU_TAINT_KEY as GPU_TAINT
-from components.rules.pods import GPU, REPLICA_KEYS, PodTemplate, multi_node, resources, templates
+from components.rules.pods import REPLICA_KEYS, multi_node, resources, templates
+from components.rules.podtemplate import GPU, PodTemplate
 from components.rules.rule import Rule, Settings, Subject
 from components.rules.trainjobs import RUNTIME_KINDS, TRAINJOB, runtime_spec
 

@@ -10,9 +10,10 @@ import pytest
 
 from components import rules
 from components.rules.pods import multi_node, templates
+from components.rules.podtemplate import PodTemplate
 from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects
-from components.rules.trainjobs import PodSet, find_runtime, merge, runtime_pods, runtime_ref, trainjob_pods
+from components.rules.trainjobs import find_runtime, merge, runtime_pods, runtime_ref, trainjob_pods
 from tests.rules.corpus import good_trainjob
 
 ANCESTOR = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
@@ -138,11 +139,11 @@ def trainjob(runtime: str = "h100-torch", kind: str | None = "ClusterTrainingRun
     }
 
 
-def by_role(pods: list[PodSet]) -> dict[str, PodSet]:
+def by_role(pods: list[PodTemplate]) -> dict[str, PodTemplate]:
     return {p.role: p for p in pods}
 
 
-def node(pods: PodSet) -> dict[str, Any]:
+def node(pods: PodTemplate) -> dict[str, Any]:
     return next(c for c in pods.spec["containers"] if c["name"] == "node")
 
 

@@ -303,6 +303,8 @@ class RailsSpec(Spec):
             names = getattr(self, key if key != "resourceName" else "resource_name")
             if names is not None and len(names) != self.count:
                 raise at(key, f"lists {len(names)} names for {self.count} rails: give one per rail")
+            if names is not None and not all(name.strip() for name in names):
+                raise at(key, "names an empty one: give each rail's name, or a pattern such as mlx5_{i}")
             if key != "resourceName" and names is not None and len(set(names)) != len(names):
                 raise at(key, f"names a {key[:-1]} twice ({', '.join(names)}); each rail has its own")
         if self.range is not None:

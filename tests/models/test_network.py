@@ -94,6 +94,9 @@ def test_one_resource_name_serves_every_rail() -> None:
         ({**RAILS, "interfaces": "ens1f0np0"}, "rails.interfaces", "names one interface; give 8 in a list"),
         ({**RAILS, "devices": ["mlx5_0", "mlx5_1"]}, "rails.devices", "lists 2 names for 8 rails"),
         ({**RAILS, "count": 2, "devices": ["mlx5_0", "mlx5_0"]}, "rails.devices", "names a device twice"),
+        # Found by the fuzz run: an empty name made a NAD without a parent and crashed with a traceback.
+        ({**RAILS, "count": 1, "interfaces": ""}, "rails.interfaces", "names an empty one"),
+        ({**RAILS, "count": 2, "devices": ["mlx5_0", " "]}, "rails.devices", "names an empty one"),
         ({**RAILS, "range": "192.168.0.0/22"}, "rails.range", "holds 4 /24 subnets and 8 rails need 8: use a /21"),
         ({**RAILS, "range": "10.0.0.0/24", "prefixLength": 31}, "rails.prefixLength", "leaves no addresses"),
         ({**RAILS, "range": "10.0.0/24"}, "rails.range", "is not a CIDR"),

@@ -74,6 +74,11 @@ class MachineType:
     """GCP: line rate of one GPU NIC, in Gbps."""
     extra_gvnics: int = 0
     """GCP: gVNICs beside eth0 that GKE attaches to their own network (A3 Ultra and A4 have one)."""
+    busbw_floor_gbs: float = 0
+    """The least NCCL bus bandwidth in GB/s a healthy pair of these machines reaches on their own fabric,
+    at the largest message size, from a public figure (0 = none published)."""
+    busbw_floor_source: str = ""
+    """Where `busbw_floor_gbs` comes from, in a few words."""
 
     def __post_init__(self) -> None:
         """Reject figures no real machine type can have."""
@@ -442,6 +447,38 @@ _GCP = {
     n: replace(m, gpudirect=d[0], gpu_nics=d[1], gpu_nic_gbps=d[2], extra_gvnics=d[3])
     if (d := _GCP_GPUDIRECT.get(n))
     else m
+    for n, m in _GCP.items()
+}
+
+# Bus bandwidth floors for the fabric check: GB/s at the largest message size across two nodes, from
+# published pass thresholds, never from one measurement. Machines without one get a floor derived from
+# their nominal fabric bandwidth (components/fabriccheck.py says how): p4d/p4de, p5e, p5en, p6-b200 and
+# the single-EFA g5/g6/g6e, for which no like-for-like threshold is published (awsome-distributed-training's
+# health check asks 300/800/900 GB/s of p4d/p5*/p6-b200, but of the in-place peak over 8 B-128 MB, and
+# only as a warning: it is not a figure of this measure).
+_BUSBW_FLOORS: dict[str, tuple[float, str]] = {
+    # NVIDIA AICR v0.11.1 recipes/overlays/h100-eks-ubuntu-training.yaml: all_reduce_perf 1K-16G,
+    # out-of-place busbw of the largest size >= 300 GB/s, passed at 90% of it
+    # (validators/performance/nccl_all_reduce_bw_constraint.go). Measured: 479 GB/s at 8 GiB on 2 x
+    # p5.48xlarge (awsome-distributed-training micro-benchmarks/nccl-tests/README.md).
+    "p5.48xlarge": (270, "NVIDIA AICR, H100 on EKS: 300 GB/s less its 10% tolerance"),
+    # NVIDIA AICR v0.11.1 recipes/overlays/h100-gke-cos-training.yaml (nvidia-h100-mega-80gb): the same
+    # measure, >= 250 GB/s, passed at 90%.
+    "a3-megagpu-8g": (225, "NVIDIA AICR, H100 Mega on GKE: 250 GB/s less its 10% tolerance"),
+    # GoogleCloudPlatform/cluster-health-scanner @81c525d deploy/helm/health_checks/nccl_healthcheck/
+    # a3.yaml, a3ultra.yaml, a4.yaml: all_gather_perf 2G-8G between two nodes, average busbw >= 60 / 250 /
+    # 250 GB/s. Measured: all_gather 328.85 GB/s at 8 GiB on 2 x a3-ultragpu-8g (cluster-toolkit
+    # examples/gke-consumption-options/dws-flex-start/README.md).
+    "a3-highgpu-8g": (60, "Google cluster-health-scanner, A3 High"),
+    "a3-ultragpu-8g": (250, "Google cluster-health-scanner, A3 Ultra"),
+    "a4-highgpu-8g": (250, "Google cluster-health-scanner, A4"),
+}
+_AWS = {
+    n: replace(m, busbw_floor_gbs=f[0], busbw_floor_source=f[1]) if (f := _BUSBW_FLOORS.get(n)) else m
+    for n, m in _AWS.items()
+}
+_GCP = {
+    n: replace(m, busbw_floor_gbs=f[0], busbw_floor_source=f[1]) if (f := _BUSBW_FLOORS.get(n)) else m
     for n, m in _GCP.items()
 }
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components import fabriccheck
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
+from components.fabriccheck import FabricCheck
 from components.gcp.gpunetworks import pool_zone, roce_pools
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.trainingruntime import runtime_names
@@ -34,6 +36,10 @@ class Stack:
     pools: dict[str, Pool]
     jobs: tuple[JobPlan, ...]
     namespaces: tuple[str, ...]
+    checks: dict[str, FabricCheck] = field(default_factory=dict)
+    """Each gated pool's fabric check, by pool name."""
+    unchecked: dict[str, str] = field(default_factory=dict)
+    """Why each other pool has no fabric check, by pool name."""
 
     @property
     def scheduler(self) -> SchedulerKind:
@@ -69,6 +75,8 @@ def resolve(config: StackConfig) -> Stack:
     issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
     issues += _queues(config)
+    checks, unchecked, found = _fabric_checks(config, pools)
+    issues += found
     plans: list[JobPlan] = []
     for index, job in enumerate(config.jobs):
         path = f"jobs[{index}]"
@@ -84,7 +92,40 @@ def resolve(config: StackConfig) -> Stack:
         issues += found
     if issues:
         raise ConfigError(issues)
-    return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=namespaces(config))
+    used = tuple(dict.fromkeys([*namespaces(config), *(c.namespace for c in checks.values())]))
+    return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=used, checks=checks, unchecked=unchecked)
+
+
+def _fabric_checks(
+    config: StackConfig, pools: Mapping[str, Pool]
+) -> tuple[dict[str, FabricCheck], dict[str, str], list[Issue]]:
+    """Each pool's fabric check or the reason it has none, and what stops one; a check's Kueue queue must
+    reach its namespace."""
+    checks: dict[str, FabricCheck] = {}
+    unchecked: dict[str, str] = {}
+    issues: list[Issue] = []
+    queue = default_queue(config)
+    for index, spec in enumerate(config.node_pools):
+        pool = pools.get(spec.name)
+        if pool is None or spec.name in checks or spec.name in unchecked:
+            continue
+        path = f"nodePools[{index}]"
+        check, reason, found = fabriccheck.resolve(spec.fabric_check, pool, config.scheduler.type, queue, path=path)
+        issues += found
+        if check is None:
+            unchecked[spec.name] = reason
+            continue
+        checks[spec.name] = check
+        reach = next((q.namespaces for q in config.scheduler.queues if q.name == check.plan.queue), [])
+        if config.scheduler.type == "kueue" and reach and check.namespace not in reach:
+            issues.append(
+                Issue(
+                    f"{path}.fabricCheck",
+                    f"the gate runs in namespace {check.namespace}, where queue '{check.plan.queue}' has no "
+                    f"LocalQueue: add {check.namespace} to that queue's namespaces",
+                )
+            )
+    return checks, unchecked, issues
 
 
 def _with_platform(config: StackConfig, pool: Pool) -> Pool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from components.models.base import DnsLabel, Spec, at, snake
 from components.models.network import NetworkSpec, RailsSpec
@@ -16,6 +17,9 @@ GPUDIRECT_FABRICS = ("tcpx", "tcpxo", "rdma")
 """GKE's GPUDirect fabrics, each tied to its machine types."""
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
+NcclTest = Literal["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"]
+"""The NCCL-tests collectives a fabric check can run."""
+_NCCL_SIZE = re.compile(r"^[1-9][0-9]*[KMG]?$")
 
 
 class Taint(Spec):
@@ -63,6 +67,68 @@ class CapacitySpec(Spec):
         if self.end_time is not None and self.type != "capacity-block":
             raise at("endTime", f"`endTime` is the end of a capacity-block, not of '{self.type}' capacity")
         return self
+
+
+class NcclSizesSpec(Spec):
+    """The message sizes of an NCCL test, in nccl-tests notation (8, 64K, 1M, 8G)."""
+
+    min: str = "1M"
+    """Smallest message. Default: 1M."""
+    max: str | None = None
+    """Largest message, where the floor applies. Default: 8G on GPUs with 40 GiB or more, else 1G."""
+    factor: int = Field(default=2, ge=2)
+    """Each size is the previous one times this. Default: 2."""
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _size(cls, value: str | int | None) -> str | None:
+        if value is None:
+            return None
+        text = str(value)
+        if not _NCCL_SIZE.match(text):
+            raise ValueError(f"'{text}' is not an nccl-tests size: write bytes with an optional K, M or G (e.g. 8G)")
+        return text
+
+    @model_validator(mode="after")
+    def _order(self) -> NcclSizesSpec:
+        if self.max is not None and nccl_bytes(self.min) > nccl_bytes(self.max):
+            raise at("min", f"min ({self.min}) is larger than max ({self.max})")
+        return self
+
+
+class FabricCheckSpec(Spec):
+    """The pool's fabric acceptance gate: NCCL tests across its nodes at deploy time, which fail
+    `pulumi up` below the expected bus bandwidth or on a fallback to sockets."""
+
+    enabled: bool | None = None
+    """Run the gate. Default: on for a pool with a fast fabric (efa, infiniband, roce, tcpx, tcpxo,
+    rdma) that keeps at least `nodes` nodes (minNodes); a gate never scales a pool up by itself."""
+    nodes: int = Field(default=2, ge=2)
+    """Nodes the test spans, all GPUs of each. At most minNodes. Default: 2."""
+    min_bus_bandwidth: float | None = Field(default=None, gt=0)
+    """The floor, in GB/s of bus bandwidth at the largest message size. Default: the catalog's figure
+    for the machine and fabric, else half the fabric's nominal bandwidth; required where neither is
+    known."""
+    test: NcclTest = "all_reduce_perf"
+    """all_reduce_perf | all_gather_perf | reduce_scatter_perf | alltoall_perf. Default: all_reduce_perf."""
+    sizes: NcclSizesSpec = Field(default_factory=NcclSizesSpec)
+    """The message sizes: `{min, max, factor}`. Default: 1M to 8G (1G on GPUs under 40 GiB), doubling."""
+    image: str | None = None
+    """The NCCL-tests image (with mpirun, sshd and the fabric's NCCL plugin). Default: a pinned public
+    image for the pool's fabric."""
+    timeout_minutes: int = Field(default=30, ge=5, le=24 * 60)
+    """How long the gate may take, image pulls included, before it fails. Default: 30."""
+
+    @property
+    def stated(self) -> list[str]:
+        """The keys set beside `enabled`, as config names."""
+        return [type(self).model_fields[f].alias or f for f in sorted(self.model_fields_set - {"enabled"})]
+
+
+def nccl_bytes(size: str) -> int:
+    """The bytes of an nccl-tests size (K, M and G are powers of 1024, as nccl-tests reads them)."""
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(size[-1], 1)
+    return int(size.rstrip("KMG")) * scale
 
 
 class NodePoolSpec(Spec):
@@ -138,6 +204,9 @@ class NodePoolSpec(Spec):
     service_level: int | None = Field(default=None, ge=0, le=15)
     """roce / infiniband: NCCL_IB_SL, the InfiniBand service level (the priority on RoCE) of NCCL's
     traffic. Default: unset (NCCL's 0)."""
+    fabric_check: FabricCheckSpec = Field(default_factory=FabricCheckSpec)
+    """The fabric acceptance gate: `{enabled, nodes, minBusBandwidth, test, minBytes, maxBytes, image}`.
+    Default: on for a fast fabric with minNodes of 2 or more, at the catalog's floor."""
 
     def rail_networks(self) -> list[NetworkSpec]:
         """The NADs this pool's rails make: none when it has no rails or lists its networks by hand."""

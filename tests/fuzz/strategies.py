@@ -156,6 +156,22 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
                     "speedGbps": draw(st.sampled_from([100, 200, 400])),
                 }
                 pool["trafficClass"] = draw(st.integers(0, 255))
+        if provider != "aws" and draw(st.booleans()):
+            pool["minNodes"] = draw(st.integers(0, pool["maxNodes"]))
+        if draw(st.booleans()):
+            # The fabric check, including gates that cannot run (too few nodes kept, settings on one that is off).
+            check: dict[str, Any] = {}
+            if draw(st.booleans()):
+                check["enabled"] = draw(st.booleans())
+            if draw(st.booleans()):
+                check["nodes"] = draw(st.integers(2, 4))
+            if draw(st.booleans()):
+                check["minBusBandwidth"] = draw(st.sampled_from([1, 123, 450.5]))
+            if draw(st.booleans()):
+                check["test"] = draw(st.sampled_from(["all_gather_perf", "alltoall_perf"]))
+            if draw(st.booleans()):
+                check["sizes"] = draw(st.sampled_from([{"max": "1G"}, {"min": "8", "max": "16G", "factor": 4}]))
+            pool["fabricCheck"] = check
         pools.append(pool)
     cluster: dict[str, Any] = {"provider": provider, "name": "fuzz"}
     if provider == "aws":

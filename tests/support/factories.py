@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import fabriccheck
+from components.fabriccheck import FabricCheck
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.trainingruntime import runtime_names
 from components.models import NetworkConfig, NodePoolSpec, TopologyLevelSpec, TrainingJobSpec
+from components.models.nodepool import FabricCheckSpec
 from components.pool import Pool, resolve_pools
 from components.topology import provider_topology
 from components.versions import TRAINER_MPI_IMAGE
@@ -102,3 +105,14 @@ def with_topology(p: Pool, levels: list[dict[str, str]] | None = None) -> Pool:
     """The pool as a stack with scheduler.topology on resolves it (`levels` for an existing cluster)."""
     declared = [TopologyLevelSpec.model_validate(level) for level in levels or []]
     return p.model_copy(update={"topology": provider_topology(p.provider, p.machine_type, declared)})
+
+
+def checked(
+    fabric: str = "efa", scheduler: SchedulerKind = "none", queue: str | None = None, **spec: Any
+) -> FabricCheck:
+    """The fabric check of a pool of the given fabric that keeps two nodes, with `spec` as its fabricCheck."""
+    found, reason, issues = fabriccheck.resolve(
+        FabricCheckSpec.model_validate(spec), pool(fabric, minNodes=2), scheduler, queue, path="nodePools[0]"
+    )
+    assert found is not None and not issues, (reason, issues)
+    return found

@@ -1,0 +1,342 @@
+"""A pool's fabric acceptance gate: which pools prove their fabric at deploy time, how, and against what.
+
+The gate runs NCCL tests across `nodes` of the pool's nodes, with every GPU of each, built from the same
+job plan and fabric profile as a training job on the pool. It fails below a bus bandwidth floor, and
+when NCCL used another network than the fabric's (a fallback to sockets does not error by itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+
+from components import catalog
+from components.errors import ConfigError, Issue
+from components.manifests.plan import JobPlan, SchedulerKind, plan
+from components.models.job import JobSchedulerSpec, TrainingJobSpec
+from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, FabricCheckSpec, NcclSizesSpec, nccl_bytes
+from components.pool import Pool
+
+FAST_FABRICS: tuple[Fabric, ...] = ("efa", "infiniband", "roce", *GPUDIRECT_FABRICS)
+"""Fabrics a pool gets a gate for by default: the ones NCCL can silently fall back from."""
+DEFAULT_NAMESPACE = "training"
+NAME_PREFIX = "fabric-check-"
+DERIVED_SHARE = 0.5
+"""The floor where no public figure exists: this share of the fabric's nominal bandwidth."""
+LARGE_GPU_GIB = 40
+"""GPUs with at least this much memory test up to 8G messages; smaller ones up to 1G."""
+SSH_PORT = 2222
+_FLOOR_TESTS = ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf")
+
+
+@dataclass(frozen=True, slots=True)
+class NcclTestsImage:
+    """A public NCCL-tests image and how to run its tests across nodes."""
+
+    image: str
+    """The image reference, pinned."""
+    tests: str
+    """The directory of the nccl-tests binaries (all_reduce_perf, ...)."""
+    mpirun: str = "mpirun"
+    """mpirun, by path when it is not on PATH."""
+    mpi_args: tuple[str, ...] = ()
+    """Extra mpirun flags the image's MPI needs on this fabric."""
+    setup: str = ""
+    """A shell snippet the image needs before mpirun (its own environment script), if any."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Environment the image needs on this fabric, beside the fabric profile's."""
+
+
+# Each image carries Open MPI, sshd and nccl-tests built with MPI=1; the fabric's NCCL plugin comes
+# inside it (EFA, IB/RoCE) or from the node (GKE's installers put it under /home/kubernetes/bin).
+# Paths are read from the Dockerfiles and upstream manifests that build and run each tag.
+# MPI itself only wires the ranks up: it keeps to TCP on eth0 and off the fabric NCCL is tested on.
+_MPI_ON_ETH0 = (
+    "--mca",
+    "btl",
+    "tcp,self",
+    "--mca",
+    "btl_tcp_if_include",
+    "eth0",
+    "--mca",
+    "oob_tcp_if_include",
+    "eth0",
+)
+_HPCX = NcclTestsImage(
+    # coreweave/nccl-tests @cb86553 (Dockerfile; mpi-operator/nccl-test-distributed-h100-64-mpijob.yaml):
+    # CUDA 12.9.1, NCCL 2.28.3, HPC-X Open MPI (with UCX and HCOLL) in /opt/hpcx, MOFED userspace, sshd.
+    image="ghcr.io/coreweave/nccl-tests:12.9.1-devel-ubuntu22.04-nccl2.28.3-1-8b67957",
+    tests="/opt/nccl-tests/build",
+    mpirun="/opt/hpcx/ompi/bin/mpirun",
+    # UCX and HCOLL would put MPI's own traffic on the RDMA devices; ob1 over TCP keeps it on eth0.
+    mpi_args=("--mca", "pml", "ob1", "--mca", "coll_hcoll_enable", "0", *_MPI_ON_ETH0),
+    # The image also carries the SHARP net plugin; NCCL's own IB transport is the one configured here.
+    env=(("NCCL_NET_PLUGIN", "none"),),
+)
+IMAGES: dict[Fabric, NcclTestsImage] = {
+    "efa": NcclTestsImage(
+        # aws-samples/awsome-distributed-training @7217859 micro-benchmarks/nccl-tests (buildspec.yaml tag
+        # scheme, Dockerfile), as NVIDIA AICR v0.11.1 runs it on EKS (validators/performance/testdata/h100/eks):
+        # CUDA 12.8.1, EFA installer 1.43.2, aws-ofi-nccl 1.16.3, NCCL 2.27.7, nccl-tests 2.16.9; x86 and arm64.
+        image="public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9",
+        tests="/opt/nccl-tests/build",
+        mpirun="/opt/amazon/openmpi/bin/mpirun",
+        # As ADT's nccl-tests MPIJob: no UCX on EFA, MPI over TCP (the image's OMPI_MCA_btl_tcp_if_exclude
+        # stands; Open MPI refuses an include list beside it).
+        mpi_args=("--mca", "pml", "^ucx", "--mca", "btl", "tcp,self", "--mca", "oob_tcp_if_include", "eth0"),
+    ),
+    "infiniband": _HPCX,
+    "roce": _HPCX,
+    "tcp": _HPCX,
+    "tcpx": NcclTestsImage(
+        # GoogleCloudPlatform/cluster-toolkit @1047080 examples/gke-a3-highgpu/nccl-test.yaml (from
+        # container-engine-accelerators gpudirect-tcpx): NCCL and the TCPX plugin come from the node.
+        image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9",
+        tests="/third_party/nccl-tests-mpi/build",
+        mpi_args=_MPI_ON_ETH0,
+    ),
+    "tcpxo": NcclTestsImage(
+        # cluster-toolkit @1047080 examples/gke-a3-megagpu/nccl-test-latest.yaml; container-engine-accelerators
+        # gpudirect-tcpxo/README.md (plugin v1.0.15, qualified with NCCL 2.28.7). NCCL and FasTrak come from the node.
+        image="us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15",
+        tests="/third_party/nccl-tests-mpi/build",
+        mpi_args=_MPI_ON_ETH0,
+    ),
+    "rdma": NcclTestsImage(
+        # container-engine-accelerators @992db81 gpudirect-rdma/nccl-test-a4.yaml (cluster-toolkit's
+        # gke-a3-ultragpu and gke-a4 nccl-jobset-example.yaml run v1.1.0): gIB from the node's installer.
+        image="us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic:v1.1.1",
+        tests="/third_party/nccl-tests/build",
+        mpi_args=_MPI_ON_ETH0,
+        setup="/sbin/ldconfig",
+    ),
+}
+
+# The names NCCL logs as "Using network <name>" (NCCL init.cc) for each fabric's transport; a trailing *
+# matches a versioned name. Anything else on a fast fabric is a fallback; tcp accepts whatever NCCL picks.
+# Libfabric is aws-ofi-nccl's name from 1.12 on (AWS Libfabric before, or when NCCL_NET asks for it);
+# IBext is the SHARP plugin's IB transport. The GKE names come from field logs: the plugins are closed.
+NETWORKS: dict[Fabric, tuple[str, ...]] = {
+    "efa": ("Libfabric", "AWS Libfabric", "OFI"),
+    "infiniband": ("IB", "IBext*"),
+    "roce": ("IB", "IBext*"),
+    "tcpx": ("GPUDirectTCPX*",),
+    "tcpxo": ("FasTrak*", "GPUDirectTCPXO*"),
+    "rdma": ("gIB*",),
+    "tcp": (),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FabricCheck:
+    """A pool's gate, resolved: the test, its nodes, the floor and where it came from, and its job plan."""
+
+    plan: JobPlan
+    """The gate's Indexed Job on the pool, planned like a training job's."""
+    test: str
+    """The nccl-tests binary, e.g. all_reduce_perf."""
+    sizes: NcclSizesSpec
+    """Message sizes, the largest resolved."""
+    floor_gbs: float
+    """The least bus bandwidth at the largest size, in GB/s."""
+    floor_source: str
+    """Where the floor comes from, in words."""
+    image: NcclTestsImage
+    """The image and how to run it."""
+    networks: tuple[str, ...]
+    """The NCCL networks that count as the fabric; empty accepts any."""
+    timeout_minutes: int
+    """How long the gate may take."""
+
+    @property
+    def pool(self) -> Pool:
+        """The pool checked."""
+        return self.plan.pool
+
+    @property
+    def name(self) -> str:
+        """The gate's Job (and Service) name."""
+        return self.plan.name
+
+    @property
+    def namespace(self) -> str:
+        """Where the gate runs: where the pool's networks are."""
+        return self.plan.namespace
+
+    @property
+    def nodes(self) -> int:
+        """Nodes the test spans."""
+        return self.plan.nodes
+
+    @property
+    def logs(self) -> str:
+        """The command that shows the test's output."""
+        return f"kubectl logs -n {self.namespace} job/{self.name}"
+
+    def summary(self) -> str:
+        """E.g. "all_reduce_perf on 2 nodes x 8 GPUs, 1M-8G, floor 300 GB/s (AICR ...)"."""
+        floor = (
+            f"floor {self.floor_gbs:g} GB/s ({self.floor_source})"
+            if self.floor_gbs
+            else f"no floor ({self.floor_source})"
+        )
+        networks = f", over {' or '.join(self.networks)}" if self.networks else ""
+        return (
+            f"{self.test} on {self.nodes} nodes x {self.plan.gpus_per_node} GPUs, {self.sizes.min}-{self.sizes.max}"
+            f"{networks}, {floor}"
+        )
+
+    def fingerprint(self) -> str:
+        """A digest of everything the verdict depends on: the pool (machine, size, fabric wiring) and the
+        gate's config. It changes the pod template, so the gate runs again when one of them changes."""
+        inputs = {
+            "pool": self.pool.to_config(),
+            "test": self.test,
+            "sizes": self.sizes.to_config(),
+            "floor": self.floor_gbs,
+            "image": self.image.image,
+            "nodes": self.nodes,
+        }
+        return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def resolve(
+    spec: FabricCheckSpec,
+    pool: Pool,
+    scheduler: SchedulerKind,
+    queue: str | None,
+    *,
+    path: str,
+) -> tuple[FabricCheck | None, str, list[Issue]]:
+    """The pool's gate, or None with the reason it is off; and the config issues that stop it."""
+    off = _off_reason(spec, pool)
+    if off is not None:
+        if spec.enabled is None and spec.stated:
+            # Settings that would never be used are a mistake, not a preference.
+            return (
+                None,
+                off,
+                [Issue(f"{path}.fabricCheck", f"{', '.join(spec.stated)} set, but the gate is off: {off}")],
+            )
+        return None, off, []
+    issues: list[Issue] = []
+    if spec.nodes > pool.min_nodes:
+        issues.append(
+            Issue(
+                f"{path}.fabricCheck.nodes",
+                f"the gate runs on {spec.nodes} nodes that exist at deploy time, and the pool keeps "
+                f"{pool.min_nodes} (minNodes): raise minNodes, lower fabricCheck.nodes, or set "
+                "fabricCheck.enabled: false",
+            )
+        )
+    floor = _floor(spec, pool)
+    image = IMAGES[pool.fabric]
+    name = f"{NAME_PREFIX}{pool.name}"
+    if len(f"{name}-{spec.nodes - 1}") > 63:
+        issues.append(
+            Issue(
+                f"{path}.name",
+                f"the gate's pods are named {name}-<index>, past 63 characters: shorten the pool name, or set "
+                "fabricCheck.enabled: false",
+            )
+        )
+    if issues:
+        return None, "", issues
+    sizes = spec.sizes
+    if sizes.max is None:
+        sizes = sizes.model_copy(update={"max": _default_max(pool, sizes.min)})
+    job = TrainingJobSpec(
+        name=name,
+        namespace=_namespace(pool),
+        launcher="indexed",
+        image=spec.image or image.image,
+        command=[f"{image.tests.rstrip('/')}/{spec.test}"],
+        nodes=spec.nodes,
+        node_pool=pool.name,
+        scheduler=JobSchedulerSpec(),
+        # INFO names the network NCCL picked, which is how a fallback shows; INIT and NET keep it short.
+        # Open MPI 4 would shorten the hostfile's <pod>.<service> names to pod names, which do not resolve.
+        env={
+            "NCCL_DEBUG": "INFO",
+            "NCCL_DEBUG_SUBSYS": "INIT,NET",
+            "OMPI_MCA_orte_keep_fqdn_hostnames": "1",
+            **(dict(image.env) if spec.image is None else {}),
+        },
+    )
+    try:
+        planned = plan(job, pool, scheduler, queue, path=f"{path}.fabricCheck")
+    except ConfigError as exc:
+        return None, "", exc.issues
+    check = FabricCheck(
+        plan=planned,
+        test=spec.test,
+        sizes=sizes,
+        floor_gbs=floor[0],
+        floor_source=floor[1],
+        image=image if spec.image is None else replace(image, image=spec.image, env=()),
+        networks=NETWORKS[pool.fabric],
+        timeout_minutes=spec.timeout_minutes,
+    )
+    return check, "", []
+
+
+def _off_reason(spec: FabricCheckSpec, pool: Pool) -> str | None:
+    """Why the gate is off, or None when it runs."""
+    if spec.enabled is False:
+        return "fabricCheck.enabled is false"
+    if spec.enabled:
+        return None
+    if pool.fabric not in FAST_FABRICS:
+        return f"{pool.fabric} is not a fast fabric (set fabricCheck.enabled: true to measure it anyway)"
+    if pool.min_nodes < spec.nodes:
+        return (
+            f"the pool keeps {pool.min_nodes} nodes (minNodes) and the test needs {spec.nodes}; a gate never "
+            "scales a pool up"
+        )
+    return None
+
+
+def _floor(spec: FabricCheckSpec, pool: Pool) -> tuple[float, str]:
+    """The floor in GB/s and its source: stated, the catalog's for the machine on its own fabric, or half
+    the fabric's nominal bandwidth. 0 when none is known: the check then proves the transport and the
+    data, not the speed."""
+    if spec.min_bus_bandwidth is not None:
+        return spec.min_bus_bandwidth, "fabricCheck.minBusBandwidth"
+    machine = _machine(pool)
+    # The published floors are all_reduce and all_gather figures; alltoall moves more over the network.
+    if machine is not None and machine.busbw_floor_gbs and pool.fabric == machine.fabric and spec.test in _FLOOR_TESTS:
+        return machine.busbw_floor_gbs, machine.busbw_floor_source
+    nominal = _nominal_gbps(pool)
+    if pool.fabric == "tcp" or not nominal:
+        return 0, "none known: set fabricCheck.minBusBandwidth to check the speed too"
+    floor = round(nominal / 8 * DERIVED_SHARE)
+    return float(floor), f"half the fabric's nominal {nominal:g} Gbps; no public figure for this machine"
+
+
+def _nominal_gbps(pool: Pool) -> float:
+    """The fabric's nominal bandwidth per node in Gbps: its rails' line rate (RoCE / InfiniBand), or the
+    machine's GPU fabric from the catalog; 0 when unknown."""
+    if pool.fabric in ("infiniband", "roce"):
+        rails = pool.rails or pool.gpus_per_node
+        return rails * pool.rail_gbps if pool.rail_gbps else 0
+    return pool.fabric_gbps
+
+
+def _default_max(pool: Pool, smallest: str) -> str:
+    """8G on large GPUs (two buffers of it fit), 1G on smaller ones; never below the smallest size."""
+    machine = _machine(pool)
+    largest = "8G" if machine is None or machine.gpu_memory_gib >= LARGE_GPU_GIB else "1G"
+    return largest if nccl_bytes(largest) >= nccl_bytes(smallest) else smallest
+
+
+def _machine(pool: Pool) -> catalog.MachineType | None:
+    """The pool's machine in the catalog, when it is a cloud machine the catalog knows."""
+    if pool.machine_type is None or pool.provider == "existing":
+        return None
+    return catalog.lookup(pool.provider, pool.machine_type)
+
+
+def _namespace(pool: Pool) -> str:
+    """The namespace of the pool's networks (NADs are namespaced), else the jobs' default."""
+    return pool.networks[0].namespace if pool.networks else DEFAULT_NAMESPACE

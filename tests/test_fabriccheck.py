@@ -1,0 +1,170 @@
+"""Which pools get a fabric check, on how many nodes, against which floor, with which image."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components import catalog, fabriccheck
+from components.errors import ConfigError
+from components.fabriccheck import IMAGES, NETWORKS
+from components.models.nodepool import FabricCheckSpec
+from tests.addons.stacks import stack_file
+from tests.support.factories import checked, pool
+
+P5_POOL = {"name": "p5", "instanceType": "p5.48xlarge", "minNodes": 2, "maxNodes": 8, "zone": "us-east-1a"}
+
+
+def resolve(fabric: str, spec: dict[str, Any] | None = None, **pool_fields: Any):
+    return fabriccheck.resolve(
+        FabricCheckSpec.model_validate(spec or {}), pool(fabric, **pool_fields), "none", None, path="nodePools[0]"
+    )
+
+
+@pytest.mark.parametrize("fabric", fabriccheck.FAST_FABRICS)
+def test_a_fast_fabric_pool_that_keeps_two_nodes_is_checked_by_default(fabric: str) -> None:
+    found, _, issues = resolve(fabric, minNodes=2)
+    assert found is not None and not issues
+    assert found.nodes == 2 and found.test == "all_reduce_perf"
+    assert found.plan.world_size == 2 * found.pool.gpus_per_node, "every GPU of each node"
+    assert found.networks == NETWORKS[fabric]
+
+
+def test_a_pool_that_scales_from_zero_is_not_checked_and_says_why() -> None:
+    found, reason, issues = resolve("efa")
+    assert found is None and not issues
+    assert reason == "the pool keeps 0 nodes (minNodes) and the test needs 2; a gate never scales a pool up"
+
+
+def test_a_tcp_pool_is_checked_only_when_asked() -> None:
+    found, reason, _ = resolve("tcp", minNodes=2)
+    assert found is None and "tcp is not a fast fabric" in reason
+    found, _, issues = resolve("tcp", {"enabled": True}, minNodes=2)
+    assert found is not None and not issues
+    assert found.networks == (), "sockets are a tcp pool's fabric"
+    assert found.floor_gbs == 0, "no floor without a stated one"
+
+
+def test_settings_on_a_gate_that_cannot_run_are_an_error_naming_the_fix() -> None:
+    _, _, issues = resolve("efa", {"minBusBandwidth": 123})
+    assert [i.path for i in issues] == ["nodePools[0].fabricCheck"]
+    assert "minBusBandwidth set, but the gate is off: the pool keeps 0 nodes" in issues[0].message
+
+
+def test_a_gate_on_more_nodes_than_the_pool_keeps_is_an_error() -> None:
+    _, _, issues = resolve("efa", {"enabled": True, "nodes": 3}, minNodes=2)
+    assert [i.path for i in issues] == ["nodePools[0].fabricCheck.nodes"]
+    assert "raise minNodes, lower fabricCheck.nodes, or set fabricCheck.enabled: false" in issues[0].message
+
+
+def test_disabled_is_disabled() -> None:
+    found, reason, issues = resolve("efa", {"enabled": False, "minBusBandwidth": 5}, minNodes=2)
+    assert found is None and not issues and reason == "fabricCheck.enabled is false"
+
+
+@pytest.mark.parametrize(
+    ("fabric", "floor", "source"),
+    [
+        ("efa", 270, "NVIDIA AICR, H100 on EKS"),
+        ("tcpxo", 225, "NVIDIA AICR, H100 Mega on GKE"),
+        ("tcpx", 60, "Google cluster-health-scanner, A3 High"),
+        ("rdma", 250, "Google cluster-health-scanner, A4"),
+    ],
+)
+def test_the_floor_comes_from_the_catalog_with_its_source(fabric: str, floor: float, source: str) -> None:
+    found = checked(fabric)
+    assert found.floor_gbs == floor
+    assert found.floor_source.startswith(source)
+
+
+def test_without_a_published_figure_the_floor_is_half_the_nominal_bandwidth() -> None:
+    found, _, _ = resolve("efa", instanceType="p4d.24xlarge", minNodes=2)
+    assert found is not None
+    assert found.floor_gbs == 25, "4 x 100 Gbps EFA = 50 GB/s, half of it"
+    assert "half the fabric's nominal 400 Gbps" in found.floor_source
+    rails = {"count": 8, "devices": "mlx5_{i}", "speedGbps": 400}
+    found, _, _ = resolve("roce", rails=rails, minNodes=2)
+    assert found is not None and found.floor_gbs == 200, "8 x 400 Gbps rails"
+
+
+def test_a_stated_floor_wins_and_alltoall_does_not_borrow_all_reduce_figures() -> None:
+    assert checked("efa", minBusBandwidth=123).floor_gbs == 123
+    assert checked("efa", minBusBandwidth=123).floor_source == "fabricCheck.minBusBandwidth"
+    alltoall = checked("efa", test="alltoall_perf")
+    assert alltoall.floor_gbs == 200 and "half the fabric's nominal" in alltoall.floor_source
+
+
+def test_the_largest_size_fits_the_gpu() -> None:
+    assert checked("efa").sizes.max == "8G"
+    found, _, _ = resolve("efa", {"enabled": True}, instanceType="g5.48xlarge", minNodes=2)
+    assert found is not None and found.sizes.max == "1G", "A10G has 24 GiB: two 8G buffers do not fit"
+    assert checked("efa", sizes={"min": "64M", "max": "16G"}).sizes.max == "16G"
+
+
+def test_each_fabric_has_a_pinned_image_and_an_override_keeps_its_layout() -> None:
+    for fabric, image in IMAGES.items():
+        assert ":" in image.image.rsplit("/", 1)[-1] and not image.image.endswith(":latest"), fabric
+        assert image.tests.startswith("/"), fabric
+    own = checked("efa", image="registry.example.com/nccl-tests:2.17")
+    assert own.plan.spec.image == "registry.example.com/nccl-tests:2.17"
+    assert own.image.tests == IMAGES["efa"].tests
+
+
+def test_the_fingerprint_follows_the_pool_and_the_config_only() -> None:
+    base = checked("efa")
+    assert base.fingerprint() == checked("efa").fingerprint()
+    assert base.fingerprint() != checked("efa", minBusBandwidth=100).fingerprint()
+    bigger, _, _ = resolve("efa", minNodes=2, maxNodes=6)
+    assert bigger is not None and bigger.fingerprint() != base.fingerprint()
+
+
+def test_a_long_pool_name_would_make_pod_names_too_long() -> None:
+    name = "p" * 50
+    _, _, issues = resolve("efa", {"enabled": True}, minNodes=2, name=name)
+    assert [i.path for i in issues] == ["nodePools[0].name"]
+
+
+def test_a_stack_with_a_p5_pool_keeping_two_nodes_is_gated_at_its_floor() -> None:
+    stack = stack_file("prod", nodePools=[{**P5_POOL, "fabricCheck": {"minBusBandwidth": 123}}])
+    check = stack.checks["p5"]
+    assert check.floor_gbs == 123
+    assert check.plan.queue == "pretraining", "the stack's first queue"
+    assert check.namespace in stack.namespaces
+
+
+def test_a_kueue_queue_that_does_not_reach_the_gates_namespace_is_an_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        stack_file(
+            "prod",
+            nodePools=[P5_POOL],
+            scheduler={"type": "kueue", "queues": [{"name": "research", "gpus": 16, "namespaces": ["research"]}]},
+            jobs=[],
+        )
+    assert any(i.path == "nodePools[0].fabricCheck" and "no LocalQueue" in i.message for i in caught.value.issues)
+
+
+def test_every_catalog_floor_names_its_source_and_applies_to_a_machine_with_a_fabric() -> None:
+    floors = [m for p in ("aws", "gcp") for n in catalog.names(p) if (m := catalog.lookup(p, n)) and m.busbw_floor_gbs]
+    assert {m.name for m in floors} == {
+        "p5.48xlarge",
+        "a3-highgpu-8g",
+        "a3-megagpu-8g",
+        "a3-ultragpu-8g",
+        "a4-highgpu-8g",
+    }
+    for machine in floors:
+        assert machine.busbw_floor_source and machine.fabric != "tcp"
+        assert machine.busbw_floor_gbs < machine.fabric_gbps / 8 * 2, "a floor no pair of nodes could fail to reach"
+
+
+@given(nodes=st.integers(min_value=2, max_value=8), min_nodes=st.integers(min_value=0, max_value=8))
+def test_a_gate_runs_only_on_nodes_the_pool_keeps(nodes: int, min_nodes: int) -> None:
+    found, reason, issues = resolve("efa", {"nodes": nodes}, minNodes=min_nodes, maxNodes=8)
+    if min_nodes >= nodes:
+        assert found is not None and found.nodes == nodes
+    else:
+        assert found is None
+        assert issues or "a gate never scales a pool up" in reason

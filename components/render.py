@@ -10,7 +10,7 @@ from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
 from components.fabric import bandwidth
-from components.manifests import platform, trainingjob
+from components.manifests import fabriccheck, platform, trainingjob
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
 from components.validation import Stack
@@ -40,6 +40,9 @@ class Rendered:
             lines.append(
                 f"  pool {pool.summary(bandwidth(pool).describe())}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs"
             )
+            check = self.stack.checks.get(pool.name)
+            gate = check.summary() if check else f"off: {self.stack.unchecked.get(pool.name, 'not configured')}"
+            lines.append(f"    fabric check: {gate}")
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"
@@ -57,8 +60,11 @@ class Rendered:
             for v in self.stack.config.storage.volumes
             if v.backend in ("efs", "fsx-lustre") and v.file_system_id is None
         ]
+        keys = [f"Secret {c.namespace}/{fabriccheck.ssh_secret_name(c)}" for c in self.stack.checks.values()]
         if later:
             lines.append("made at deploy time, once the file systems exist: " + ", ".join(later))
+        if keys:
+            lines.append("made at deploy time, each fabric check's ssh key pair: " + ", ".join(keys))
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         lines.append("add-ons: " + (", ".join(installs) or "none"))
         kinds: dict[str, int] = {}
@@ -88,6 +94,8 @@ def render(stack: Stack) -> Rendered:
     """Every object of the stack (platform objects, the add-ons' objects, each job's), and its add-ons."""
     addons = addon_plan(stack)
     objects = [*platform.objects(stack), *addons.objects]
+    for check in stack.checks.values():
+        objects += fabriccheck.objects(check)
     for plan in stack.jobs:
         objects += trainingjob.objects(plan)
     return Rendered(stack=stack, objects=tuple(objects), addons=addons)

@@ -1,0 +1,180 @@
+"""The objects of a pool's fabric check: its scripts, a headless Service, the Indexed Job that runs NCCL
+tests across the pool's nodes, and (made at deploy time) the Secret with its ssh key pair.
+
+The gate is a batch/v1 Job because that is the workload pulumi-kubernetes awaits to completion and
+fails on, quoting the failed pod's termination message, where the verdict goes. Pod 0 runs mpirun
+over ssh to every pod (itself included), like an MPIJob launcher that is also a node; the MPI Operator
+is not needed, and its MPIJob could only be awaited by a condition that times out on failure.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from components.fabriccheck import SSH_PORT, FabricCheck
+from components.manifests import gang
+from components.manifests.indexedjob import INDEX_ANNOTATION, INDEX_ENV
+from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
+from components.manifests.pod import worker_template
+from components.models.nodepool import nccl_bytes
+
+CONTAINER = "nccl-tests"
+CHECK_LABEL = "gpu-training/fabric-check"
+FINGERPRINT_ANNOTATION = "gpu-training/fabric-check-inputs"
+# pulumi-kubernetes replaces a Job that failed to complete on the next `pulumi up`: a failed gate runs
+# again once the fabric is fixed, instead of standing as failed.
+REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
+SCRIPTS = ("fabric-check.sh", "nccl-verdict.sh")
+SCRIPTS_DIR = "/etc/fabric-check/scripts"
+SSH_DIR = "/etc/fabric-check/ssh"
+SSH_KEYS = ("id_ed25519", "id_ed25519.pub")
+
+
+def script(name: str) -> str:
+    """The text of one of the gate's shell scripts."""
+    return resources.files("components.scripts").joinpath(name).read_text()
+
+
+def scripts_name(check: FabricCheck) -> str:
+    """The ConfigMap with the gate's scripts."""
+    return f"{check.name}-scripts"
+
+
+def ssh_secret_name(check: FabricCheck) -> str:
+    """The Secret with the gate's ssh key pair."""
+    return f"{check.name}-ssh"
+
+
+def objects(check: FabricCheck) -> list[dict[str, Any]]:
+    """The gate's objects in apply order, the Job last; its ssh Secret comes from `ssh_secret` at deploy."""
+    out = [configmap(check), service(check)]
+    if check.plan.scheduler == "volcano":
+        out.append(gang.podgroup(check.plan, check.name, check.nodes))
+    out.append(job(check))
+    return out
+
+
+def configmap(check: FabricCheck) -> dict[str, Any]:
+    """The ConfigMap with fabric-check.sh (each pod's part) and nccl-verdict.sh (the judge)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(scripts_name(check), check.namespace, labels=_labels(check)),
+        "data": {name: script(name) for name in SCRIPTS},
+    }
+
+
+def ssh_secret(check: FabricCheck, private_key: str, public_key: str) -> dict[str, Any]:
+    """The Secret with the gate's ssh key pair (OpenSSH format), which every pod trusts."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(ssh_secret_name(check), check.namespace, labels=_labels(check)),
+        "type": "Opaque",
+        "stringData": {SSH_KEYS[0]: private_key, SSH_KEYS[1]: public_key},
+    }
+
+
+def service(check: FabricCheck) -> dict[str, Any]:
+    """The headless Service that names pod i `<job>-<i>.<job>`, published before the pods are ready."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(check.name, check.namespace, labels=_labels(check)),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {INSTANCE_LABEL: check.name},
+            "ports": [{"name": "ssh", "port": SSH_PORT, "targetPort": SSH_PORT}],
+        },
+    }
+
+
+def test_args(check: FabricCheck) -> list[str]:
+    """The nccl-tests flags: the sizes, one GPU per rank, results checked (so #wrong counts)."""
+    sizes = check.sizes
+    assert sizes.max is not None
+    return ["-b", sizes.min, "-e", sizes.max, "-f", str(sizes.factor), "-g", "1", "-c", "1", "-w", "5", "-n", "20"]
+
+
+def environment(check: FabricCheck) -> dict[str, str]:
+    """What fabric-check.sh and nccl-verdict.sh read, beside the fabric's own environment."""
+    plan = check.plan
+    assert check.sizes.max is not None
+    return {
+        "NODES": str(plan.nodes),
+        "GPUS": str(plan.gpus_per_node),
+        "HOST_PREFIX": check.name,
+        "SERVICE": check.name,
+        "SSH_PORT": str(SSH_PORT),
+        "MPIRUN": check.image.mpirun,
+        "TEST": plan.spec.command[0],
+        "TEST_ARGS": " ".join(test_args(check)),
+        "MPI_ARGS": " ".join(check.image.mpi_args),
+        "FORWARD": " ".join([*plan.env, "LD_LIBRARY_PATH", "PATH"]),
+        "SETUP": check.image.setup,
+        "CHECK": f"pool {check.pool.name}",
+        "FLOOR_GBS": f"{check.floor_gbs:g}",
+        "MAX_BYTES": str(nccl_bytes(check.sizes.max)),
+        "RANKS": str(plan.world_size),
+        "NETWORKS": ",".join(check.networks),
+        "LOGS": check.logs,
+    }
+
+
+def job(check: FabricCheck) -> dict[str, Any]:
+    """The Indexed Job: one pod per node with all its GPUs and the pool's whole fabric; pod 0 decides."""
+    plan = check.plan
+    extra_env = [
+        {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}}},
+        *({"name": k, "value": v} for k, v in environment(check).items()),
+    ]
+    template = worker_template(
+        plan,
+        role="fabric-check",
+        container=CONTAINER,
+        command=["sh", f"{SCRIPTS_DIR}/{SCRIPTS[0]}"],
+        restart_policy="Never",
+        extra_env=extra_env,
+        podgroup=check.name if plan.scheduler == "volcano" else None,
+        annotations={FINGERPRINT_ANNOTATION: check.fingerprint()},
+    )
+    pod = template["spec"]
+    pod["subdomain"] = check.name
+    body = pod["containers"][0]
+    body["ports"] = [{"name": "ssh", "containerPort": SSH_PORT}]
+    # The verdict is the termination message; without one (a crash), the log's tail stands in.
+    body["terminationMessagePolicy"] = "FallbackToLogsOnError"
+    body["volumeMounts"] += [
+        {"name": "scripts", "mountPath": SCRIPTS_DIR, "readOnly": True},
+        {"name": "ssh", "mountPath": SSH_DIR, "readOnly": True},
+    ]
+    pod["volumes"] += [
+        {"name": "scripts", "configMap": {"name": scripts_name(check), "defaultMode": 0o555}},
+        {"name": "ssh", "secret": {"secretName": ssh_secret_name(check), "defaultMode": 0o400}},
+    ]
+    template["metadata"]["labels"][CHECK_LABEL] = check.pool.name
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata(
+            check.name,
+            check.namespace,
+            labels={**_labels(check), **gang.queue_labels(plan)},
+            annotations=REPLACE_UNREADY,
+        ),
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": plan.nodes,
+            "parallelism": plan.nodes,
+            # Any failed pod fails the gate at once; pod 0 carries the verdict.
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": check.timeout_minutes * 60,
+            "template": template,
+        },
+    }
+
+
+def _labels(check: FabricCheck) -> dict[str, str]:
+    return {**job_labels(check.name), CHECK_LABEL: check.pool.name}

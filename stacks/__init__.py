@@ -12,6 +12,7 @@ from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.addons import ClusterAddons
 from components.kubernetes.dependencies import combine
+from components.kubernetes.fabriccheck import FabricCheck
 from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
 from components.kubernetes.trainingjob import TrainingJob
@@ -51,12 +52,27 @@ def run(stack: Stack) -> dict[str, Any]:
         pulumi.ResourceOptions(provider=provider, depends_on=nodes),
         needs=lambda obj: installed.waits_for(installs, obj),
     )
+    # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
+    checks = {
+        name: FabricCheck(
+            f"fabric-check-{name}",
+            check,
+            pulumi.ResourceOptions(
+                provider=provider,
+                depends_on=combine(nodes, installed.everything(), platform.uses(check.plan)),
+            ),
+        )
+        for name, check in stack.checks.items()
+    }
     jobs = {}
     for plan in stack.jobs:
-        # A job waits for its operator (its kind's install) and the gang scheduler that admits it.
+        # A job waits for its operator (its kind's install), the gang scheduler that admits it, and its
+        # pool's fabric check.
+        gate = checks.get(plan.pool.name)
         needs = combine(
             *(installed.waits_for(installs, obj) for obj in trainingjob.objects(plan)),
             installed.ready(stack.scheduler),
+            [gate.job] if gate else None,
         )
         jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
             f"{plan.namespace}-{plan.name}",
@@ -74,6 +90,10 @@ def run(stack: Stack) -> dict[str, Any]:
         "platformObjects": platform.objects,
         "addons": sorted(installed.installs),
         "jobs": {name: {"workload": job.workload, "worldSize": job.world_size} for name, job in jobs.items()},
+        "fabricChecks": {
+            **{name: {"enabled": False, "reason": reason} for name, reason in stack.unchecked.items()},
+            **{name: gate.result.apply(lambda r: {"enabled": True, **r}) for name, gate in checks.items()},
+        },
     }
     for name, value in exports.items():
         pulumi.export(name, value)

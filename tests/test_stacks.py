@@ -102,6 +102,8 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
         if "kind" in r.inputs and "AwsStorage" not in r.urn
     }
     expected = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in rendered.objects}
+    # Made at deploy time (render names them in its summary): each fabric check's ssh key pair.
+    expected |= {("Secret", c.namespace, f"{c.name}-ssh") for c in rendered.stack.checks.values()}
     assert registered == expected
     (provider,) = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert all(

@@ -62,6 +62,10 @@ class ClusterAddons(pulumi.ComponentResource):
         """What to wait for so that an install is in place (nothing when the plan has no such install)."""
         return self._ready.get(name or "", [])
 
+    def everything(self) -> Dependencies:
+        """What to wait for so that every install, and every object the add-ons serve, is in place."""
+        return combine(*self._ready.values(), self.objects)
+
 
 def _release(release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
     chart = release.chart

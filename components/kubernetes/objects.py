@@ -15,6 +15,7 @@ _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("v1", "ResourceQuota"): k8s.core.v1.ResourceQuota,
+    ("v1", "Secret"): k8s.core.v1.Secret,
     ("v1", "Service"): k8s.core.v1.Service,
     ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,

@@ -27,6 +27,8 @@ class Registration:
     """A custom resource (components, local or remote, have no provider of their own)."""
     ignore_changes: list[str] = field(default_factory=list)
     """Input paths whose later changes `pulumi up` leaves alone."""
+    create_timeout: str = ""
+    """How long `pulumi up` waits for the resource to be created (customTimeouts.create), if set."""
 
 
 # What the clouds would return for the outputs our components read (camelCase, as the engine has them).
@@ -46,6 +48,10 @@ CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1},
     "aws:eks/nodeGroup:NodeGroup": {"resources": [{"autoscalingGroups": [{"name": "eks-mock-asg"}]}]},
     "aws:ec2/placementGroup:PlacementGroup": {"name": "mock-placement-group"},
+    "tls:index/privateKey:PrivateKey": {
+        "privateKeyOpenssh": "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n",
+        "publicKeyOpenssh": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAImock\n",
+    },
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},
@@ -129,6 +135,7 @@ class RecordingMonitor(MockMonitor):
                     provider=request.provider,
                     custom=bool(request.custom) and not request.remote,
                     ignore_changes=list(request.ignoreChanges),
+                    create_timeout=request.customTimeouts.create,
                 )
             )
         return response

@@ -12,6 +12,9 @@ from components.manifests.pod import worker_template
 CONTAINER = "trainer"
 INDEX_ENV = "JOB_COMPLETION_INDEX"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+# pulumi-kubernetes waits for a Job to complete (ten minutes, then fails `pulumi up`) and checks it again
+# on refresh; a training run lasts hours, so `up` only creates it.
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
 
 def service_name(plan: JobPlan) -> str:
@@ -48,7 +51,12 @@ def job(plan: JobPlan) -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": metadata(plan.name, plan.namespace, labels={**job_labels(plan.name), **gang.queue_labels(plan)}),
+        "metadata": metadata(
+            plan.name,
+            plan.namespace,
+            labels={**job_labels(plan.name), **gang.queue_labels(plan)},
+            annotations=SKIP_AWAIT,
+        ),
         "spec": {
             "completionMode": "Indexed",
             "completions": plan.nodes,

@@ -202,3 +202,8 @@ def test_validates_against_the_schemas(fabric: str, scheduler: str) -> None:
         queue,
     )
     assert_valid(*objects(p))
+
+
+def test_pulumi_up_creates_the_job_without_waiting_for_the_training_to_finish() -> None:
+    job = indexedjob.job(indexed())
+    assert job["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}

@@ -198,6 +198,7 @@ jobs:
         "--node_rank=$(JOB_COMPLETION_INDEX)",
         "--rdzv_backend=c10d",
         f"--rdzv_endpoint={rdzv_host}:29400",
+        "--max_restarts=3",  # beyond the seed: a transient fault reruns the ranks in place
         "train.py",
         "--model_name=meta-llama/Llama-3.1-70B",
         "--batch_size=4",
@@ -438,6 +439,7 @@ jobs:
             "--nproc_per_node=4",
             "--rdzv_backend=c10d",
             "--rdzv_endpoint=$(MASTER_ADDR):$(MASTER_PORT)",
+            "--max_restarts=3",  # beyond the seed: a transient fault reruns the ranks in place
             "train.py",
             "--model_name=meta-llama/Llama-3-8B",
             "--batch_size=8",

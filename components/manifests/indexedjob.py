@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.manifests import gang, torchrun
+from components.manifests import failure, gang, torchrun
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.plan import JobPlan
 from components.manifests.pod import worker_template
@@ -61,7 +61,7 @@ def job(plan: JobPlan) -> dict[str, Any]:
             "completionMode": "Indexed",
             "completions": plan.nodes,
             "parallelism": plan.nodes,
-            "backoffLimit": plan.spec.backoff_limit,
+            **failure.indexed_job_policy(plan),
             "template": template,
         },
     }

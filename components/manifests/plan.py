@@ -14,6 +14,16 @@ from components.pool import Pool
 from components.topology import HOST, Placement, placement
 
 SchedulerKind = Literal["volcano", "kueue", "none"]
+# PyTorch's NCCL watchdog (torch.distributed, used by torchrun, DeepSpeed and MPI-launched PyTorch):
+# tear the process down on a collective error or timeout instead of hanging, and dump the flight
+# recorder on a timeout so the stuck rank can be found. Values as awsome-distributed-training's
+# Megatron PyTorchJob template sets them (3.test_cases/megatron/megatron-lm/kubernetes/gpt3/manifests/
+# pytorchjob.yaml-template); a job's env overrides them.
+TORCH_WATCHDOG_ENV = {
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+    "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+    "TORCH_NCCL_TRACE_BUFFER_SIZE": "20000",
+}
 VOLCANO_DEFAULT_QUEUE = "default"
 SHM_PER_GPU_GIB = 8
 MIN_MULTI_NODE_SHM = "1Gi"
@@ -108,7 +118,8 @@ def plan(
         raise ConfigError(issues)
     gpus = spec.gpus_per_node or pool.gpus_per_node
     requests = worker_requests(spec, pool, fabric)
-    env = {"NCCL_DEBUG": "WARN", **fabric.env, **spec.nccl_env, **spec.env}
+    watchdog = TORCH_WATCHDOG_ENV if spec.launcher != "tensorflow" else {}
+    env = {"NCCL_DEBUG": "WARN", **watchdog, **fabric.env, **spec.nccl_env, **spec.env}
     queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
         queue = VOLCANO_DEFAULT_QUEUE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.manifests import gang, torchrun
+from components.manifests import failure, gang, torchrun
 from components.manifests.meta import job_labels, metadata
 from components.manifests.plan import JobPlan
 from components.manifests.pod import worker_template
@@ -46,7 +46,7 @@ def pytorchjob(plan: JobPlan) -> dict[str, Any]:
             "maxRestarts": elastic.max_restarts,
             "rdzvBackend": "c10d",
         }
-    run_policy: dict[str, Any] = {"backoffLimit": plan.spec.backoff_limit, "cleanPodPolicy": "None"}
+    run_policy = failure.run_policy(plan, backoff_limit=failure.operator_backoff_limit(plan))
     policy = gang.scheduling_policy(plan, plan.min_nodes)
     if policy:
         run_policy["schedulingPolicy"] = policy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.manifests import gang
+from components.manifests import failure, gang
 from components.manifests.meta import job_labels, metadata
 from components.manifests.plan import JobPlan
 from components.manifests.pod import worker_template
@@ -25,7 +25,7 @@ def tfjob(plan: JobPlan) -> dict[str, Any]:
     replicas = {"Chief": replica("chief", 1)}
     if plan.nodes > 1:
         replicas["Worker"] = replica("worker", plan.nodes - 1)
-    run_policy: dict[str, Any] = {"backoffLimit": plan.spec.backoff_limit, "cleanPodPolicy": "None"}
+    run_policy = failure.run_policy(plan, backoff_limit=failure.operator_backoff_limit(plan))
     policy = gang.scheduling_policy(plan, plan.nodes)
     if policy:
         run_policy["schedulingPolicy"] = policy

@@ -12,7 +12,11 @@ def args(plan: JobPlan, *, rdzv_endpoint: str, node_rank: str | None = None) -> 
     flags = [f"--nnodes={nnodes}", f"--nproc_per_node={plan.gpus_per_node}"]
     if node_rank is not None:
         flags.append(f"--node_rank={node_rank}")
-    flags += ["--rdzv_backend=c10d", f"--rdzv_endpoint={rdzv_endpoint}"]
-    if elastic:
-        flags.append(f"--max_restarts={elastic.max_restarts}")
+    # Restarts in place: a transient fault (an NCCL timeout, a lost link) reruns every rank on the same
+    # pods, from the last checkpoint, without rescheduling; the pods fail only when they run out.
+    flags += [
+        "--rdzv_backend=c10d",
+        f"--rdzv_endpoint={rdzv_endpoint}",
+        f"--max_restarts={plan.spec.in_place_restarts}",
+    ]
     return [*flags, *plan.program]

@@ -146,7 +146,14 @@ class TrainingJobSpec(Spec):
     deepspeed: DeepSpeedSpec | None = None
     """A DeepSpeed config. Default: none."""
     backoff_limit: int = Field(default=3, ge=0)
-    """Retries before the job is marked failed. Default: 3."""
+    """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
+    counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
+    max_restarts: int | None = Field(default=None, ge=0)
+    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
+    recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    ttl_seconds_after_finished: int | None = Field(default=None, ge=0)
+    """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
+    recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
     restart_policy: Literal["OnFailure", "Never"] | None = None
     """Pod restart policy. Default: OnFailure for operator launchers, Never for indexed."""
     port: int = Field(default=29400, ge=1024, le=65535)
@@ -172,9 +179,16 @@ class TrainingJobSpec(Spec):
     def _consistent(self) -> TrainingJobSpec:
         if self.runtime is not None and self.launcher != "trainjob":
             raise at("runtime", f"runtime picks a Trainer v2 runtime: set launcher: trainjob (not '{self.launcher}')")
+        if self.max_restarts is not None and self.launcher not in ("pytorch", "indexed"):
+            raise at(
+                "maxRestarts",
+                f"restarts torchrun's ranks in place: the pytorch and indexed launchers, not '{self.launcher}'",
+            )
         if self.elastic is not None:
             if self.launcher != "pytorch":
                 raise at("elastic", f"elastic training needs the pytorch launcher, not '{self.launcher}'")
+            if self.max_restarts is not None:
+                raise at("maxRestarts", "an elastic job restarts in place by elastic.maxRestarts: set it there")
             nodes = self.world_nodes
             if not self.elastic.min_nodes <= nodes <= self.elastic.max_nodes:
                 raise at(
@@ -193,6 +207,13 @@ class TrainingJobSpec(Spec):
             if path.rstrip("/") == "/dev/shm":
                 raise at("volumes", "/dev/shm is mounted by the job itself; size it with shmSize")
         return self
+
+    @property
+    def in_place_restarts(self) -> int:
+        """torchrun's --max_restarts: elastic.maxRestarts, else maxRestarts (default 3)."""
+        if self.elastic is not None:
+            return self.elastic.max_restarts
+        return 3 if self.max_restarts is None else self.max_restarts
 
     @property
     def training_runtime(self) -> Runtime | None:

@@ -99,6 +99,7 @@ def test_torchrun_takes_its_rank_from_the_completion_index() -> None:
         "--node_rank=$(JOB_COMPLETION_INDEX)",
         "--rdzv_backend=c10d",
         "--rdzv_endpoint=llm-finetune-0.llm-finetune:29400",
+        "--max_restarts=3",
         "train.py",
         "--epochs=1",
     ]
@@ -138,9 +139,30 @@ def test_restart_policy_is_never_by_default() -> None:
     assert pod(indexedjob.job(indexed(restartPolicy="OnFailure")))["spec"]["restartPolicy"] == "OnFailure"
 
 
-def test_backoff_limit() -> None:
-    assert indexedjob.job(indexed())["spec"]["backoffLimit"] == 3
+def test_backoff_limit_counts_whole_job_retries_of_every_pod() -> None:
+    # A fault fails every index (the other ranks lose their collective), and each failed pod counts.
+    assert indexedjob.job(indexed(nodes=2))["spec"]["backoffLimit"] == 6
+    assert indexedjob.job(indexed(nodes=4, backoffLimit=1))["spec"]["backoffLimit"] == 4
     assert indexedjob.job(indexed(backoffLimit=0))["spec"]["backoffLimit"] == 0
+
+
+def test_evictions_and_preemptions_do_not_count_against_the_retries() -> None:
+    spec = indexedjob.job(indexed())["spec"]
+    assert spec["podFailurePolicy"] == {
+        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+    }
+    on_failure = indexedjob.job(indexed(restartPolicy="OnFailure"))["spec"]
+    assert "podFailurePolicy" not in on_failure, "Kubernetes takes a pod failure policy only with restartPolicy Never"
+
+
+def test_torchrun_restarts_in_place_before_the_pods_fail() -> None:
+    assert "--max_restarts=3" in trainer(indexedjob.job(indexed()))["args"]
+    assert "--max_restarts=0" in trainer(indexedjob.job(indexed(maxRestarts=0)))["args"]
+
+
+def test_a_time_to_live_is_only_set_when_asked() -> None:
+    assert "ttlSecondsAfterFinished" not in indexedjob.job(indexed())["spec"]
+    assert indexedjob.job(indexed(ttlSecondsAfterFinished=3600))["spec"]["ttlSecondsAfterFinished"] == 3600
 
 
 def test_volcano_gangs_the_pods_in_a_podgroup_of_every_node() -> None:

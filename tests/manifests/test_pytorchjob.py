@@ -76,6 +76,7 @@ def test_torchrun_runs_the_program_after_its_flags() -> None:
             "--nproc_per_node=8",
             "--rdzv_backend=c10d",
             "--rdzv_endpoint=$(MASTER_ADDR):$(MASTER_PORT)",
+            "--max_restarts=3",
             "train.py",
             "--model_name=meta-llama/Llama-3.1-70B",
             "--batch_size=4",
@@ -128,15 +129,35 @@ def test_elastic_torchrun_flags() -> None:
     ]
 
 
-def test_a_fixed_size_job_has_no_elastic_policy_or_max_restarts() -> None:
+def test_a_fixed_size_job_has_no_elastic_policy_and_restarts_in_place() -> None:
     obj = pytorchjob(planned(nodes=2))
     assert "elasticPolicy" not in obj["spec"]
-    assert not any(a.startswith("--max_restarts") for a in container(obj, "Master")["args"])
+    assert "--max_restarts=3" in container(obj, "Master")["args"]
+    assert "--max_restarts=1" in container(pytorchjob(planned(nodes=2, maxRestarts=1)), "Master")["args"]
 
 
-def test_backoff_limit_goes_to_the_run_policy() -> None:
-    assert pytorchjob(planned(backoffLimit=7))["spec"]["runPolicy"]["backoffLimit"] == 7
-    assert pytorchjob(planned())["spec"]["runPolicy"]["backoffLimit"] == 3
+def test_backoff_limit_is_whole_job_retries_counted_as_the_operator_counts_restarts() -> None:
+    # The Training Operator sums container restarts over the job's pods; one fault restarts every rank.
+    assert pytorchjob(planned(nodes=2, backoffLimit=7))["spec"]["runPolicy"]["backoffLimit"] == 14
+    assert pytorchjob(planned(nodes=4))["spec"]["runPolicy"]["backoffLimit"] == 12
+    assert pytorchjob(planned(nodes=4, restartPolicy="Never"))["spec"]["runPolicy"]["backoffLimit"] == 3, (
+        "with Never the operator counts no restarts"
+    )
+
+
+def test_a_failed_job_releases_its_gpus() -> None:
+    policy = pytorchjob(planned(nodes=2))["spec"]["runPolicy"]
+    assert policy["cleanPodPolicy"] == "Running"
+    assert "ttlSecondsAfterFinished" not in policy, "Pulumi would recreate a job the operator deleted"
+
+
+def test_the_nccl_watchdog_defaults_can_be_overridden() -> None:
+    env = {e["name"]: e["value"] for e in container(pytorchjob(planned(nodes=2)), "Master")["env"] if "value" in e}
+    assert env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
+    assert env["TORCH_NCCL_DUMP_ON_TIMEOUT"] == "1"
+    assert env["TORCH_NCCL_TRACE_BUFFER_SIZE"] == "20000"
+    mine = pytorchjob(planned(nodes=2, env={"TORCH_NCCL_DUMP_ON_TIMEOUT": "0"}))
+    assert {e["name"]: e.get("value") for e in container(mine, "Master")["env"]}["TORCH_NCCL_DUMP_ON_TIMEOUT"] == "0"
 
 
 def test_restart_policy_defaults_to_on_failure_and_can_be_never() -> None:

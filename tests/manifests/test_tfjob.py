@@ -109,3 +109,9 @@ def test_backoff_and_restart_policy() -> None:
 def test_validates_against_the_tfjob_schema(fabric: str, scheduler: str) -> None:
     queue = "research" if scheduler != "none" else None
     assert_valid(tf(fabric, scheduler, queue, nodes=3, resources={"cpu": "16", "memory": "128Gi"}))
+
+
+def test_a_tfjob_counts_whole_job_retries_over_its_pods_and_cleans_up() -> None:
+    policy = tfjob(plan(job(launcher="tensorflow", command=["train.py"], nodes=3), pool("tcp")))["spec"]["runPolicy"]
+    assert policy["backoffLimit"] == 9, "the operator sums container restarts over the Chief and Workers"
+    assert policy["cleanPodPolicy"] == "Running"

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.manifests import gang
+from components.manifests import failure, gang
 from components.manifests.meta import job_labels, metadata
 from components.manifests.plan import JobPlan
 from components.manifests.pod import launcher_template, worker_template
 
 # Workers only serve the launcher's ssh connections; mpirun starts the ranks on them.
 WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
+SSHD_PORT = 22
+# A worker is ready when sshd answers, not when its container starts: the launcher is made only then,
+# so mpirun does not ssh into a worker still pulling a 20 GB image and burn its retries.
+WORKER_READINESS = {"tcpSocket": {"port": SSHD_PORT}, "initialDelaySeconds": 2, "periodSeconds": 5}
+# On EFA, Open MPI must not take the UCX path, and its own traffic stays on TCP
+# (awsome-distributed-training micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml).
+_EFA_MPI_ARGS = ["--mca", "pml", "^ucx", "--mca", "btl", "tcp,self"]
 # MPI's own traffic (wire-up, small messages) stays on the pod network; NCCL carries the gradients.
 MPI_TCP_INTERFACE = "eth0"
 
@@ -18,6 +25,8 @@ MPI_TCP_INTERFACE = "eth0"
 def mpirun_args(plan: JobPlan, *, as_root: bool = True) -> list[str]:
     """mpirun's flags (one rank per GPU, the job's environment forwarded) followed by the program."""
     args = ["--allow-run-as-root"] if as_root else []
+    if plan.pool.fabric == "efa":
+        args += _EFA_MPI_ARGS
     args += [
         "-np",
         str(plan.world_size),
@@ -38,18 +47,25 @@ def mpirun_args(plan: JobPlan, *, as_root: bool = True) -> list[str]:
 
 
 def launcher_creation_policy(plan: JobPlan) -> str:
-    """When the launcher pod is created: after the workers are ready, unless a Volcano gang waits for it.
+    """When the launcher pod is created: once every worker's sshd answers, under every scheduler.
 
-    A gang that counts the launcher never schedules the workers until the launcher exists, so
-    waiting for ready workers first would deadlock (kubeflow/mpi-operator#608).
+    A Volcano gang that counted the launcher would never schedule the workers before the launcher
+    exists (kubeflow/mpi-operator#608), so the gang is the workers alone (`gang_size`).
     """
-    return "AtStartup" if plan.scheduler == "volcano" else "WaitForWorkersReady"
+    return "WaitForWorkersReady"
+
+
+def gang_size(plan: JobPlan) -> int:
+    """The pods Volcano schedules together: the GPU workers. The launcher, a CPU pod made once they are
+    ready, joins the running group afterwards."""
+    return plan.nodes
 
 
 def mpijob(plan: JobPlan) -> dict[str, Any]:
     """The MPIJob of an mpi-launcher job."""
-    run_policy: dict[str, Any] = {"backoffLimit": plan.spec.backoff_limit, "cleanPodPolicy": "Running"}
-    policy = gang.scheduling_policy(plan, plan.nodes + 1)  # the workers and the launcher
+    # The launcher's Job is what fails: its retries are the job's.
+    run_policy = failure.run_policy(plan, backoff_limit=plan.spec.backoff_limit)
+    policy = gang.scheduling_policy(plan, gang_size(plan))
     if policy:
         run_policy["schedulingPolicy"] = policy
     return {
@@ -72,8 +88,15 @@ def mpijob(plan: JobPlan) -> dict[str, Any]:
                 "Worker": {
                     "replicas": plan.nodes,
                     "restartPolicy": plan.restart_policy,
-                    "template": worker_template(plan, role="worker", container="worker", command=WORKER_COMMAND),
+                    "template": _worker(plan),
                 },
             },
         },
     }
+
+
+def _worker(plan: JobPlan) -> dict[str, Any]:
+    """A worker pod: sshd, ready when it answers."""
+    template = worker_template(plan, role="worker", container="worker", command=WORKER_COMMAND)
+    template["spec"]["containers"][0]["readinessProbe"] = dict(WORKER_READINESS)
+    return template

@@ -153,20 +153,37 @@ def test_the_program_comes_after_every_mpirun_flag() -> None:
     assert "-np" in args[:start]
 
 
-def test_volcano_gangs_the_workers_and_the_launcher() -> None:
+def test_volcano_gangs_the_workers_and_the_launcher_joins_them() -> None:
     obj = mpi("tcp", "volcano", "research", nodes=3)
-    assert obj["spec"]["runPolicy"]["schedulingPolicy"] == {"minAvailable": 4, "queue": "research"}
+    assert obj["spec"]["runPolicy"]["schedulingPolicy"] == {"minAvailable": 3, "queue": "research"}
     assert pod_spec(obj, "Launcher")["schedulerName"] == "volcano"
     assert pod_spec(obj, "Worker")["schedulerName"] == "volcano"
 
 
-def test_a_gang_that_counts_the_launcher_does_not_wait_for_workers_to_create_it() -> None:
+def test_the_launcher_waits_for_ready_workers_under_every_scheduler_without_a_deadlock() -> None:
     # kubeflow/mpi-operator#608: with WaitForWorkersReady the launcher Pod is only created once the
-    # workers run, but a PodGroup of workers + launcher is never scheduled without it: a deadlock.
-    obj = mpi("tcp", "volcano", "research", nodes=2)
-    min_available = obj["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"]
-    assert min_available == 3
-    assert obj["spec"].get("launcherCreationPolicy", "AtStartup") != "WaitForWorkersReady"
+    # workers are ready, so a PodGroup of workers + launcher would never be scheduled: the gang is the workers.
+    for scheduler, queue in (("volcano", "research"), ("kueue", "research"), ("none", None)):
+        obj = mpi("tcp", scheduler, queue, nodes=2)
+        assert obj["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady", scheduler
+    volcano = mpi("tcp", "volcano", "research", nodes=2)
+    assert volcano["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] == 2
+
+
+def test_a_worker_is_ready_when_its_sshd_answers() -> None:
+    worker = pod_spec(mpi("tcp", nodes=2), "Worker")["containers"][0]
+    assert worker["command"] == ["/usr/sbin/sshd", "-De"]
+    assert worker["readinessProbe"]["tcpSocket"] == {"port": 22}
+
+
+def test_on_efa_mpirun_keeps_off_ucx_as_the_aws_reference_does() -> None:
+    args = pod_spec(mpi("efa", nodes=2, resources={"memory": "1800Gi"}), "Launcher")["containers"][0]["args"]
+    assert args[args.index("pml") - 1 : args.index("pml") + 2] == ["--mca", "pml", "^ucx"]
+    assert "^ucx" not in pod_spec(mpi("roce", nodes=2), "Launcher")["containers"][0]["args"]
+
+
+def test_failed_jobs_clean_up_their_running_pods() -> None:
+    assert mpi("tcp", nodes=2)["spec"]["runPolicy"]["cleanPodPolicy"] == "Running"
 
 
 def test_priority_class_reaches_the_gang_and_both_roles() -> None:

@@ -15,12 +15,31 @@ from components.versions import KUEUE, VOLCANO
 VOLCANO_NAME = "volcano"
 KUEUE_NAME = "kueue"
 
-# The Volcano chart's default scheduler configuration (volcano-sh/volcano v1.15.1,
-# installer/helm/chart/volcano/config/volcano-scheduler.conf); an override replaces it whole.
+# Volcano's scheduler configuration. The chart's default (volcano-sh/volcano v1.15.1,
+# installer/helm/chart/volcano/config/volcano-scheduler.conf) runs "enqueue, allocate, backfill": no
+# preempt and no reclaim, so PriorityClasses and reclaimable Queues do nothing. An override replaces
+# it whole; the tiers below are the chart's, with the changes explained.
+#
+# Tier 1 decides preemption when it can: Session.Preemptable (pkg/scheduler/framework/session_plugins.go)
+# keeps the victims every enabled plugin of a tier agrees on, and moves to the next tier only when
+# the tier found none.
+# - priority: offers the pods of lower-priority jobs (pkg/scheduler/plugins/priority/priority.go).
+# - gang, enablePreemptable false (as in the chart): gang offers only pods above a job's minAvailable
+#   (pkg/scheduler/plugins/gang/gang.go), and our PodGroups ask for the whole job, so with it on tier 1
+#   would never agree on a victim. enableJobStarving and enableReclaimable stay on: a job preempts
+#   until it reaches its minAvailable (an elastic job, its minimum), and reclaim falls through to
+#   proportion for whole-job gangs.
+# - conformance: spares kube-system and critical pods.
+# Tier 2:
+# - drf, enablePreemptable false (as in the chart): if priority found no lower-priority victim, drf
+#   would let a job evict pods of an equal-priority job with a larger resource share, taking a worker
+#   out of a running training job for fairness alone. Off, preemption follows priority only.
+# - proportion: queue shares by weight; the reclaim action takes back what a reclaimable queue holds
+#   beyond its share (its reclaimableFn).
+# - overcommit is left out: it only gates the enqueue action, which this configuration leaves out.
 _VOLCANO_TIERS = [
     [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}],
     [
-        {"name": "overcommit"},
         {"name": "drf", "enablePreemptable": False},
         {"name": "predicates"},
         {"name": "proportion"},
@@ -28,7 +47,14 @@ _VOLCANO_TIERS = [
         {"name": "binpack"},
     ],
 ]
-_VOLCANO_ACTIONS = "enqueue, allocate, backfill"
+# No enqueue: preempt and reclaim skip jobs whose PodGroup is still Pending
+# (pkg/scheduler/actions/preempt/preempt.go, .../reclaim/reclaim.go), and enqueue keeps a job Pending
+# while its queue or the cluster is full, the very case where it must preempt or reclaim. Upstream's
+# e2e tests drop enqueue for preemption for that reason (test/e2e/schedulingaction/preempt.go).
+# Without it, allocate moves Pending PodGroups to Inqueue itself (pkg/scheduler/actions/allocate/allocate.go),
+# and the operators then create the pods. A job with a networkTopology (topology placement) does not
+# preempt in v1.15.1: preempt.go skips it (volcano-sh/volcano#4374); it can still be preempted and reclaim.
+_VOLCANO_ACTIONS = "allocate, preempt, reclaim, backfill"
 # Without this plugin Volcano ignores a PodGroup's hard networkTopology; upstream's user guide and CI
 # configuration add it last in the second tier.
 NETWORK_TOPOLOGY_PLUGIN = "network-topology-aware"
@@ -73,26 +99,45 @@ _KUEUE_CONFIG: dict[str, Any] = {
 }
 # The chart leaves these commented out: without them PyTorchJobs and TFJobs would bypass Kueue.
 KUEUE_TRAINING_OPERATOR_FRAMEWORKS = ("kubeflow.org/pytorchjob", "kubeflow.org/tfjob")
+# All-or-nothing admission for gangs (kubernetes-sigs/kueue v0.19.2, apis/config/v1beta2/configuration_types.go
+# WaitForPodsReady; the chart's values.yaml has it commented out). In v1beta2 the block's presence turns it
+# on: there is no `enable` field.
+# - timeout: an admitted job whose pods are not all ready by then is evicted and requeued. 30 minutes,
+#   not 10: GPU pools scale from zero, and a new GPU node (boot, driver, device plugins) pulling a
+#   20 GB training image takes more than 10, which would evict every cold start.
+# - blockAdmission: admit the next job only once the previous one's pods are ready, so that two gangs
+#   that each got part of the nodes cannot deadlock (site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md).
+# - requeuingStrategy: requeue from the eviction time with exponential backoff, 60 s doubling up to an
+#   hour (the defaults in apis/config/v1beta2/defaults.go), and never give up (no backoffLimitCount).
+KUEUE_WAIT_FOR_PODS_READY: dict[str, Any] = {
+    "timeout": "30m",
+    "blockAdmission": True,
+    "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+}
+# Fair sharing across each cohort's ClusterQueues, by their weights (Configuration.FairSharing, same file).
+# Its presence turns it on; pkg/config/validation.go requires preemptionStrategies, and these two, in this
+# order, are what Kueue uses when none are given (parseStrategies, pkg/scheduler/preemption/preemption.go).
+KUEUE_FAIR_SHARING: dict[str, Any] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
 
 
 def volcano(stack: Stack) -> HelmRelease | None:
     """Volcano, when it is the scheduler; with topology placement, HyperNodes from node labels."""
     if stack.scheduler != "volcano":
         return None
-    values: dict[str, Any] = {"basic": {"image_pull_policy": "IfNotPresent"}}
-    if stack.config.scheduler.topology.enabled:
-        custom: dict[str, Any] = {"scheduler_config_override": volcano_scheduler_config()}
-        topologies = _topologies(stack)
-        if topologies:
-            custom["controller_config_override"] = volcano_discovery_config(topologies)
-        values["custom"] = custom
+    topology = stack.config.scheduler.topology.enabled
+    custom: dict[str, Any] = {"scheduler_config_override": volcano_scheduler_config(topology)}
+    topologies = _topologies(stack) if topology else []
+    if topologies:
+        custom["controller_config_override"] = volcano_discovery_config(topologies)
+    values: dict[str, Any] = {"basic": {"image_pull_policy": "IfNotPresent"}, "custom": custom}
     return HelmRelease(VOLCANO_NAME, VOLCANO, "volcano-system", values)
 
 
-def volcano_scheduler_config() -> str:
-    """The chart's default scheduler configuration with the network-topology-aware plugin."""
+def volcano_scheduler_config(topology: bool = False) -> str:
+    """Volcano's scheduler configuration: preemption by priority and reclaim between queues, and with
+    topology placement the network-topology-aware plugin."""
     first, second = _VOLCANO_TIERS
-    tiers = [first, [*second, {"name": NETWORK_TOPOLOGY_PLUGIN}]]
+    tiers = [first, [*second, {"name": NETWORK_TOPOLOGY_PLUGIN}] if topology else second]
     config = {"actions": _VOLCANO_ACTIONS, "tiers": [{"plugins": plugins} for plugins in tiers]}
     return yaml.safe_dump(config, sort_keys=False)
 
@@ -128,9 +173,15 @@ def kueue(stack: Stack) -> HelmRelease | None:
 
 
 def kueue_config() -> str:
-    """Kueue's manager configuration: the chart's default with the Training Operator's frameworks on."""
+    """Kueue's manager configuration: the chart's default with the Training Operator's frameworks on,
+    all-or-nothing admission and fair sharing."""
     frameworks = [*_KUEUE_CONFIG["integrations"]["frameworks"], *KUEUE_TRAINING_OPERATOR_FRAMEWORKS]
-    config = {**_KUEUE_CONFIG, "integrations": {**_KUEUE_CONFIG["integrations"], "frameworks": frameworks}}
+    config = {
+        **_KUEUE_CONFIG,
+        "integrations": {**_KUEUE_CONFIG["integrations"], "frameworks": frameworks},
+        "waitForPodsReady": KUEUE_WAIT_FOR_PODS_READY,
+        "fairSharing": KUEUE_FAIR_SHARING,
+    }
     return yaml.safe_dump(config, sort_keys=False)
 
 

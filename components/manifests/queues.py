@@ -13,10 +13,34 @@ from components.topology import Topology
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 DEFAULT_FLAVOR = "default-flavor"
+# One cohort for every ClusterQueue of the stack unless a queue names its own: without a cohort a
+# ClusterQueue can neither borrow nor lend (v1beta2 `spec.cohortName`, kubernetes-sigs/kueue v0.19.2
+# apis/kueue/v1beta2/clusterqueue_types.go).
+DEFAULT_COHORT = "gpu-training"
 # Queues budget GPUs. For nodes whose size the catalog does not know, CPU and memory get a bound
 # no node reaches, so that only GPUs limit admission.
 _UNBOUNDED_CPU_PER_NODE = 1024
 _UNBOUNDED_MEMORY_GIB_PER_NODE = 16384
+
+
+# Kueue's default is `Never` for all three (apis/kueue/v1beta2/clusterqueue_types.go), which leaves
+# PriorityClasses inert:
+# - withinClusterQueue LowerPriority: a job that does not fit its queue's quota evicts lower-priority
+#   jobs of the same queue;
+# - reclaimWithinCohort Any: a queue below its quota takes back what others borrowed, whatever
+#   their priority (with fair sharing, only from queues above their fair share);
+# - borrowWithinCohort LowerPriority: a borrowing job may evict lower-priority jobs of other queues.
+#   It is for classical preemption (the field's description in the CRD): while the manager's fair
+#   sharing is on, reclaimWithinCohort already lets a borrower preempt (canPreemptWhileBorrowing in
+#   pkg/scheduler/flavorassigner/flavorassigner.go) and fair-share rules pick the victims.
+# The CRD refuses borrowWithinCohort with reclaimWithinCohort Never (its x-kubernetes-validations).
+def preemption() -> dict[str, Any]:
+    """A ClusterQueue's preemption policies (a fresh copy for each queue)."""
+    return {
+        "withinClusterQueue": "LowerPriority",
+        "reclaimWithinCohort": "Any",
+        "borrowWithinCohort": {"policy": "LowerPriority"},
+    }
 
 
 def volcano_queue(queue: QueueSpec) -> dict[str, Any]:
@@ -86,7 +110,8 @@ def pool_capacity(pool: Pool) -> dict[str, str | int]:
 
 
 def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
-    """A Kueue ClusterQueue: the queue's GPUs on each of its pools, other resources up to pool size."""
+    """A Kueue ClusterQueue: the queue's GPUs on each of its pools, other resources up to pool size,
+    in its cohort, preempting lower priorities and reclaiming what it lent."""
     capacities = {pool.name: pool_capacity(pool) for pool in pools}
     covered: list[str] = []
     for capacity in capacities.values():
@@ -97,9 +122,10 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
         resources = []
         for resource in covered:
             quota = capacity.get(resource, 0)
+            entry: dict[str, Any] = {"name": resource, "nominalQuota": quota}
             if resource == GPU_RESOURCE:
-                quota = min(queue.gpus, int(quota))
-            resources.append({"name": resource, "nominalQuota": quota})
+                entry.update(_gpu_quota(queue, int(quota)))
+            resources.append(entry)
         flavors.append({"name": pool.name, "resources": resources})
     # Launchers (mpirun) need no GPU and tolerate no GPU taint: the untainted flavor admits them.
     flavors.append(
@@ -113,11 +139,27 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
         "kind": "ClusterQueue",
         "metadata": metadata(queue.name),
         "spec": {
+            "cohortName": queue.cohort or DEFAULT_COHORT,
             "namespaceSelector": {},
             "queueingStrategy": "BestEffortFIFO",
+            "preemption": preemption(),
+            # Used while the manager's fairSharing is on: borrowed GPUs are shared in this proportion.
+            "fairSharing": {"weight": queue.weight},
             "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
         },
     }
+
+
+def _gpu_quota(queue: QueueSpec, pool_gpus: int) -> dict[str, int]:
+    """The queue's GPUs on one pool, and its borrowing and lending limits there when set."""
+    nominal = min(queue.gpus, pool_gpus)
+    quota = {"nominalQuota": nominal}
+    if queue.borrowing_limit is not None:
+        quota["borrowingLimit"] = queue.borrowing_limit
+    if queue.lending_limit is not None:
+        # Kueue's webhook refuses a lendingLimit above the nominalQuota.
+        quota["lendingLimit"] = min(queue.lending_limit, nominal)
+    return quota
 
 
 def local_queue(queue: QueueSpec, namespace: str) -> dict[str, Any]:

@@ -79,13 +79,23 @@ class QueueSpec(Spec):
     gpus: int = Field(ge=0)
     """GPUs the queue may use at once. Required."""
     weight: int = Field(default=1, ge=1)
-    """Share of the cluster when queues compete (Volcano). Default: 1."""
+    """Share of the cluster when queues compete (the Volcano Queue's weight; the Kueue ClusterQueue's
+    fair-sharing weight within its cohort). Default: 1."""
     reclaimable: bool = True
     """Whether other queues may reclaim its idle share (Volcano). Default: true."""
     pools: list[DnsLabel] = Field(default_factory=list)
     """Pools whose GPUs the queue draws on (Kueue flavors). Default: every pool."""
     namespaces: list[DnsLabel] = Field(default_factory=list)
     """Namespaces that get a LocalQueue for it (Kueue). Default: every namespace the stack uses."""
+    cohort: DnsLabel | None = None
+    """Kueue cohort: queues of one cohort borrow each other's idle GPUs, and reclaim what they lent.
+    A cohort of its own keeps a queue apart. Default: `gpu-training`, one cohort for every queue of the stack."""
+    borrowing_limit: int | None = Field(default=None, ge=0)
+    """GPUs the queue may borrow from its cohort beyond `gpus`, on each of its pools (Kueue).
+    Default: none set, so up to what the cohort has idle."""
+    lending_limit: int | None = Field(default=None, ge=0)
+    """GPUs of its own quota, on each of its pools, that the queue lends to its cohort while idle (Kueue).
+    Default: none set, so all of them."""
 
 
 class TopologyLevelSpec(Spec):

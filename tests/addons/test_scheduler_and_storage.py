@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from components.addons import scheduler, storage
+from components.manifests import platform
 from tests.addons.stacks import everything_aws, raw_config, stack_file, trainer_topology
 from tests.support.schemas import assert_valid
 
@@ -63,26 +64,69 @@ def test_kueue_manages_the_training_operator_jobs_and_keeps_the_chart_defaults()
     assert config["clientConnection"] == {"qps": 300, "burst": 500}
 
 
-def test_volcano_keeps_its_default_configuration_without_topology() -> None:
+def test_kueue_admits_gangs_all_or_nothing_and_shares_fairly() -> None:
+    config = yaml.safe_load(scheduler.kueue(stack_file("gke")).values["managerConfig"]["controllerManagerConfigYaml"])
+    # v1beta2 has no `enable`: the block's presence turns each feature on.
+    assert config["waitForPodsReady"] == {
+        "timeout": "30m",
+        "blockAdmission": True,
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+    }
+    assert config["fairSharing"] == {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+
+
+def _volcano_config(values: dict) -> dict:
+    return yaml.safe_load(values["custom"]["scheduler_config_override"])
+
+
+def _plugins(config: dict) -> list[list[str]]:
+    return [[p["name"] for p in tier["plugins"]] for tier in config["tiers"]]
+
+
+def test_volcano_preempts_by_priority_and_reclaims_between_queues() -> None:
     flat = stack_file("dev", scheduler={**raw_config("dev")["scheduler"], "topology": {"enabled": False}})
-    assert scheduler.volcano(flat).values == {"basic": {"image_pull_policy": "IfNotPresent"}}
+    values = scheduler.volcano(flat).values
+    assert values["basic"] == {"image_pull_policy": "IfNotPresent"}
+    assert set(values["custom"]) == {"scheduler_config_override"}, "no HyperNode discovery without topology"
+    config = _volcano_config(values)
+    # No enqueue: preempt and reclaim skip PodGroups that enqueue keeps Pending while the queue is full.
+    assert config["actions"] == "allocate, preempt, reclaim, backfill"
+    assert _plugins(config) == [
+        ["priority", "gang", "conformance"],
+        ["drf", "predicates", "proportion", "nodeorder", "binpack"],
+    ]
+    first, second = config["tiers"]
+    # priority decides the victims; gang and drf would veto whole-job or equal-priority victims.
+    assert first["plugins"] == [
+        {"name": "priority"},
+        {"name": "gang", "enablePreemptable": False},
+        {"name": "conformance"},
+    ]
+    assert {"name": "drf", "enablePreemptable": False} in second["plugins"]
+    assert {"name": "proportion"} in second["plugins"], "its reclaimableFn takes back lent shares"
+    assert not any("enableJobStarving" in p or "enableReclaimable" in p for t in config["tiers"] for p in t["plugins"])
+
+
+def test_volcano_queues_keep_their_reclaimable_setting() -> None:
+    stack = stack_file(
+        "dev",
+        scheduler={
+            "type": "volcano",
+            "queues": [{"name": "research", "gpus": 16}, {"name": "prod", "gpus": 16, "reclaimable": False}],
+        },
+        jobs=[],
+    )
+    queues = {q["metadata"]["name"]: q["spec"]["reclaimable"] for q in platform.queues(stack)}
+    assert queues == {"research": True, "prod": False}
 
 
 def test_volcano_enforces_network_topology_and_discovers_hypernodes_from_labels() -> None:
     custom = scheduler.volcano(trainer_topology()).values["custom"]
     config = yaml.safe_load(custom["scheduler_config_override"])
-    assert config["actions"] == "enqueue, allocate, backfill"
-    first, second = ([p["name"] for p in tier["plugins"]] for tier in config["tiers"])
+    assert config["actions"] == "allocate, preempt, reclaim, backfill"
+    first, second = _plugins(config)
     assert first == ["priority", "gang", "conformance"]
-    assert second == [
-        "overcommit",
-        "drf",
-        "predicates",
-        "proportion",
-        "nodeorder",
-        "binpack",
-        "network-topology-aware",
-    ]
+    assert second == ["drf", "predicates", "proportion", "nodeorder", "binpack", "network-topology-aware"]
     assert {"name": "gang", "enablePreemptable": False} in config["tiers"][0]["plugins"]
     (discovery,) = custom["controller_config_override"]["networkTopologyDiscovery"]
     assert (discovery["source"], discovery["enabled"], discovery["interval"]) == ("label", True, "10m")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from components.fabric import profile
 from components.manifests.queues import (
+    DEFAULT_COHORT,
     cluster_queue,
     default_flavor,
     local_queue,
@@ -20,7 +21,7 @@ from components.manifests.queues import (
 from components.models import NetworkConfig, NodePoolSpec, QueueSpec
 from components.pool import Pool, resolve_pools
 from tests.support.factories import SRIOV_NETWORK, pool
-from tests.support.schemas import assert_valid
+from tests.support.schemas import assert_valid, errors
 
 
 def queue(**fields: Any) -> QueueSpec:
@@ -183,6 +184,75 @@ def test_cluster_queue_validates(pools: list[str]) -> None:
 
 def test_cluster_queue_with_sriov_validates() -> None:
     assert_valid(cluster_queue(queue(), [pool("tcp"), pool("efa"), sriov_pool()]))
+
+
+def gpu_entries(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    group = obj["spec"]["resourceGroups"][0]
+    return {f["name"]: next(r for r in f["resources"] if r["name"] == "nvidia.com/gpu") for f in group["flavors"]}
+
+
+def test_cluster_queues_share_one_cohort_by_default() -> None:
+    research = cluster_queue(queue(name="research"), [pool("tcp")])["spec"]
+    prod = cluster_queue(queue(name="prod"), [pool("tcp")])["spec"]
+    assert research["cohortName"] == prod["cohortName"] == DEFAULT_COHORT == "gpu-training"
+
+
+def test_a_queue_names_its_own_cohort() -> None:
+    assert cluster_queue(queue(cohort="team-a"), [pool("tcp")])["spec"]["cohortName"] == "team-a"
+
+
+def test_cluster_queue_preempts_lower_priorities_and_reclaims_what_it_lent() -> None:
+    spec = cluster_queue(queue(), [pool("tcp")])["spec"]
+    assert spec["preemption"] == {
+        "withinClusterQueue": "LowerPriority",
+        "reclaimWithinCohort": "Any",
+        "borrowWithinCohort": {"policy": "LowerPriority"},
+    }
+
+
+def test_cluster_queue_fair_share_weight_is_the_queue_weight() -> None:
+    assert cluster_queue(queue(), [pool("tcp")])["spec"]["fairSharing"] == {"weight": 1}
+    assert cluster_queue(queue(weight=3), [pool("tcp")])["spec"]["fairSharing"] == {"weight": 3}
+
+
+def test_borrowing_and_lending_are_unlimited_by_default() -> None:
+    for entry in gpu_entries(cluster_queue(queue(), [pool("tcp"), pool("efa")])).values():
+        assert "borrowingLimit" not in entry and "lendingLimit" not in entry
+
+
+def test_borrowing_and_lending_limits_bound_the_gpus_of_each_pool() -> None:
+    obj = cluster_queue(queue(gpus=16, borrowingLimit=8, lendingLimit=4), [pool("tcp"), pool("efa")])
+    entries = gpu_entries(obj)
+    for name in ("h100", "p5"):
+        assert entries[name] == {"name": "nvidia.com/gpu", "nominalQuota": 16, "borrowingLimit": 8, "lendingLimit": 4}
+    assert entries["default-flavor"] == {"name": "nvidia.com/gpu", "nominalQuota": 0}, "launchers borrow no GPUs"
+    cpu = obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert set(cpu) == {"name", "nominalQuota"}, "only GPUs are limited"
+    assert_valid(obj)
+
+
+def test_lending_limit_is_capped_at_the_pools_quota() -> None:
+    # Kueue's webhook refuses a lendingLimit above the nominalQuota; a 32-GPU pool caps a 100-GPU queue.
+    entry = gpu_entries(cluster_queue(queue(gpus=100, lendingLimit=64), [pool("tcp")]))["h100"]
+    assert (entry["nominalQuota"], entry["lendingLimit"]) == (32, 32)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{}, {"cohort": "team-a"}, {"gpus": 0, "borrowingLimit": 64}, {"lendingLimit": 0, "weight": 5}],
+)
+def test_cluster_queue_with_sharing_validates(fields: dict[str, Any]) -> None:
+    assert_valid(cluster_queue(queue(**fields), [pool("tcp"), pool("efa")]))
+
+
+def test_the_crd_would_refuse_borrowing_preemption_without_reclaim() -> None:
+    # The CRD's rule that our preemption block must satisfy: checked here, so that a change of
+    # reclaimWithinCohort to Never cannot pass unnoticed.
+    obj = cluster_queue(queue(), [pool("tcp")])
+    obj["spec"]["preemption"] = {**obj["spec"]["preemption"], "reclaimWithinCohort": "Never"}
+    assert errors(obj) == [
+        "ClusterQueue/research: spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"
+    ]
 
 
 # -- Kueue LocalQueue ---------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def storage(stack: Stack) -> list[dict[str, Any]]:
     """The StorageClasses made here and every claim."""
     out: list[dict[str, Any]] = []
     for volume in stack.config.storage.volumes:
-        cls = storage_class(volume)
+        cls = storage_class(volume, cluster=stack.config.cluster)
         if cls is not None and cls not in out:
             out.append(cls)
     out += [persistent_volume_claim(v) for v in stack.config.storage.volumes]

@@ -51,6 +51,10 @@ def test_fsx_for_lustre_with_an_s3_link_is_kept_and_bound_statically(
     assert lustre.protect and lustre.retain_on_delete
     assert lustre.inputs["deploymentType"] == "PERSISTENT_2" and lustre.inputs["storageCapacity"] == 26400
     assert lustre.inputs["subnetIds"] == "train-prod-vpc-private-us-east-1a-id", "in the GPU pool's zone"
+    # Sized for checkpoints: 24 TiB x 500 MB/s/TiB = 12 GB/s; metadata left to FSx's default.
+    assert lustre.inputs["perUnitStorageThroughput"] == 500
+    assert "metadataConfiguration" not in lustre.inputs
+    assert pv_mount_options(pulumi_mocks) == ["flock"]
     (link,) = pulumi_mocks.of_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")
     assert (
         link.inputs["dataRepositoryPath"] == "s3://bucket/checkpoints"
@@ -95,6 +99,39 @@ def test_efs_with_mount_targets_per_zone_an_irsa_driver_and_a_retaining_class(
     }
     group = next(r for r in pulumi_mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-storage"))
     assert {(i["fromPort"], i["toPort"]) for i in group.inputs["ingress"]} == {(2049, 2049), (988, 988), (1018, 1023)}
+
+
+def pv_mount_options(monitor: RecordingMonitor) -> list[str]:
+    (pv,) = [r for r in monitor.registrations if r.inputs.get("kind") == "PersistentVolume"]
+    return pv.inputs["spec"]["mountOptions"]
+
+
+def test_fsx_throughput_tier_and_metadata_iops_come_from_the_volume(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    fast = {
+        **VOLUMES[0],
+        "throughputPerTiB": 1000,
+        "metadataConfiguration": {"mode": "USER_PROVISIONED", "iops": 24000},
+        "mountOptions": ["flock", "noatime"],
+    }
+    config = prod()
+    config["gpu-training:storage"] = {"volumes": [fast]}
+    deploy(pulumi_mocks, config)
+    (lustre,) = pulumi_mocks.of_type("aws:fsx/lustreFileSystem:LustreFileSystem")
+    assert lustre.inputs["perUnitStorageThroughput"] == 1000
+    assert lustre.inputs["metadataConfiguration"] == {"mode": "USER_PROVISIONED", "iops": 24000}
+    assert pv_mount_options(pulumi_mocks) == ["flock", "noatime"]
+
+
+def test_fsx_automatic_metadata_is_sent_when_asked(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    config = prod()
+    config["gpu-training:storage"] = {"volumes": [{**VOLUMES[0], "metadataConfiguration": {"mode": "AUTOMATIC"}}]}
+    deploy(pulumi_mocks, config)
+    (lustre,) = pulumi_mocks.of_type("aws:fsx/lustreFileSystem:LustreFileSystem")
+    assert lustre.inputs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
 
 
 def storage(monitor: RecordingMonitor) -> dict[tuple[str, str], Any]:

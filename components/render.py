@@ -58,7 +58,8 @@ class Rendered:
         later = [
             f"{'PersistentVolume' if v.backend == 'fsx-lustre' else 'StorageClass'} for {v.namespace}/{v.name}"
             for v in self.stack.config.storage.volumes
-            if v.backend in ("efs", "fsx-lustre") and v.file_system_id is None
+            # A Lustre PV needs the file system's DNS and mount names, read at deploy even for a named one.
+            if v.backend == "fsx-lustre" or (v.backend == "efs" and v.file_system_id is None)
         ]
         keys = [f"Secret {c.namespace}/{fabriccheck.ssh_secret_name(c)}" for c in self.stack.checks.values()]
         if later:

@@ -137,6 +137,16 @@ class AwsStorage(pulumi.ComponentResource):
             self.objects.append(kube_object(logical_name(cls), cls, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
 
         for volume in lustre_volumes:
+            if volume.file_system_id is not None:
+                # A file system made elsewhere: read its DNS and mount names, create nothing. Its own
+                # security groups must let the nodes in (TCP 988 and 1018-1023).
+                system = fsx.LustreFileSystem.get(
+                    f"{name}-{volume.namespace}-{volume.name}", volume.file_system_id, opts=child
+                )
+                pv = persistent_volume(volume, system.id, system.dns_name, system.mount_name)
+                assert pv is not None
+                self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+                continue
             # A Lustre file system lives in one subnet: the zone of the GPU nodes that read it.
             zone = volume.zone or default_zone
             found = subnets.for_zone(zone)

@@ -134,6 +134,19 @@ def test_fsx_automatic_metadata_is_sent_when_asked(pulumi_mocks: RecordingMonito
     assert lustre.inputs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
 
 
+def test_a_named_lustre_file_system_is_read_not_created(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    named = {"name": "checkpoints", "backend": "fsx-lustre", "size": "24Ti", "fileSystemId": "fs-0123456789abcdef0"}
+    deploy(pulumi_mocks, prod(storage={"volumes": [named]}))
+    assert not pulumi_mocks.of_type("aws:fsx/lustreFileSystem:LustreFileSystem"), "no second file system"
+    (pv,) = [r for r in pulumi_mocks.registrations if r.inputs.get("kind") == "PersistentVolume"]
+    csi = pv.inputs["spec"]["csi"]
+    assert csi["volumeHandle"] == "fs-0123456789abcdef0"
+    assert csi["volumeAttributes"]["dnsname"] == "fs-mock.fsx.us-east-1.amazonaws.com"
+    assert csi["volumeAttributes"]["mountname"] == "mockmnt"
+    assert pv.protect and pv.retain_on_delete
+
+
 def storage(monitor: RecordingMonitor) -> dict[tuple[str, str], Any]:
     kinds = ("aws:efs/", "aws:fsx/")
     found = {

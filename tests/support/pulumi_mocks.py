@@ -48,6 +48,10 @@ CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1},
     "aws:eks/nodeGroup:NodeGroup": {"resources": [{"autoscalingGroups": [{"name": "eks-mock-asg"}]}]},
     "aws:ec2/placementGroup:PlacementGroup": {"name": "mock-placement-group"},
+    "aws:fsx/lustreFileSystem:LustreFileSystem": {
+        "dnsName": "fs-mock.fsx.us-east-1.amazonaws.com",
+        "mountName": "mockmnt",
+    },
     "tls:index/privateKey:PrivateKey": {
         "privateKeyOpenssh": "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n",
         "publicKeyOpenssh": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAImock\n",

@@ -14,9 +14,9 @@ from typing import Any
 
 from components.fabriccheck import SSH_PORT, FabricCheck
 from components.manifests import gang
-from components.manifests.indexedjob import INDEX_ANNOTATION, INDEX_ENV
-from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
-from components.manifests.pod import worker_template
+from components.manifests.indexedjob import headless_service, index_env
+from components.manifests.meta import job_labels, metadata
+from components.manifests.pod import env_list, worker_template
 from components.models.nodepool import nccl_bytes
 
 CONTAINER = "nccl-tests"
@@ -77,18 +77,8 @@ def ssh_secret(check: FabricCheck, private_key: str, public_key: str) -> dict[st
 
 
 def service(check: FabricCheck) -> dict[str, Any]:
-    """The headless Service that names pod i `<job>-<i>.<job>`, published before the pods are ready."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": metadata(check.name, check.namespace, labels=_labels(check)),
-        "spec": {
-            "clusterIP": "None",
-            "publishNotReadyAddresses": True,
-            "selector": {INSTANCE_LABEL: check.name},
-            "ports": [{"name": "ssh", "port": SSH_PORT, "targetPort": SSH_PORT}],
-        },
-    }
+    """The headless Service that names pod i `<job>-<i>.<job>`, on the gate's sshd port."""
+    return headless_service(check.name, check.namespace, job=check.name, labels=_labels(check), port=("ssh", SSH_PORT))
 
 
 def test_args(check: FabricCheck) -> list[str]:
@@ -126,10 +116,7 @@ def environment(check: FabricCheck) -> dict[str, str]:
 def job(check: FabricCheck) -> dict[str, Any]:
     """The Indexed Job: one pod per node with all its GPUs and the pool's whole fabric; pod 0 decides."""
     plan = check.plan
-    extra_env = [
-        {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}}},
-        *({"name": k, "value": v} for k, v in environment(check).items()),
-    ]
+    extra_env = [index_env(), *env_list(environment(check))]
     template = worker_template(
         plan,
         role="fabric-check",

@@ -44,10 +44,7 @@ def operator_backoff_limit(plan: JobPlan) -> int:
 
 def run_policy(plan: JobPlan, *, backoff_limit: int) -> dict[str, Any]:
     """A Kubeflow runPolicy: the retries, the clean-up of running pods, and the job's time to live."""
-    policy: dict[str, Any] = {"backoffLimit": backoff_limit, "cleanPodPolicy": CLEAN_POD_POLICY}
-    if plan.spec.ttl_seconds_after_finished is not None:
-        policy["ttlSecondsAfterFinished"] = plan.spec.ttl_seconds_after_finished
-    return policy
+    return {"backoffLimit": backoff_limit, "cleanPodPolicy": CLEAN_POD_POLICY, **_ttl(plan)}
 
 
 def indexed_job_policy(plan: JobPlan) -> dict[str, Any]:
@@ -57,6 +54,10 @@ def indexed_job_policy(plan: JobPlan) -> dict[str, Any]:
     if plan.restart_policy == "Never":
         ignore = {"action": "Ignore", "onPodConditions": [{"type": DISRUPTION, "status": "True"}]}
         policy["podFailurePolicy"] = {"rules": [ignore]}
-    if plan.spec.ttl_seconds_after_finished is not None:
-        policy["ttlSecondsAfterFinished"] = plan.spec.ttl_seconds_after_finished
-    return policy
+    return {**policy, **_ttl(plan)}
+
+
+def _ttl(plan: JobPlan) -> dict[str, int]:
+    """ttlSecondsAfterFinished when the job sets one (opt-in: Pulumi would recreate a deleted job)."""
+    ttl = plan.spec.ttl_seconds_after_finished
+    return {} if ttl is None else {"ttlSecondsAfterFinished": ttl}

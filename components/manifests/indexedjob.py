@@ -32,7 +32,7 @@ def job(plan: JobPlan) -> dict[str, Any]:
     host, port = rendezvous_host(plan), plan.spec.port
     args = torchrun.args(plan, rdzv_endpoint=f"{host}:{port}", node_rank=f"$({INDEX_ENV})")
     extra_env = [
-        {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}}},
+        index_env(),
         {"name": "MASTER_ADDR", "value": host},
         {"name": "MASTER_PORT", "value": str(port)},
     ]
@@ -67,16 +67,32 @@ def job(plan: JobPlan) -> dict[str, Any]:
     }
 
 
+def index_env() -> dict[str, Any]:
+    """JOB_COMPLETION_INDEX, the pod's index, from the annotation the Job controller sets."""
+    return {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}}}
+
+
 def service(plan: JobPlan) -> dict[str, Any]:
-    """The headless Service; it publishes pods before they are ready so rendezvous can start."""
+    """The job's headless Service, on its rendezvous port."""
+    return headless_service(
+        service_name(plan), plan.namespace, job=plan.name, labels=job_labels(plan.name), port=("rdzv", plan.spec.port)
+    )
+
+
+def headless_service(
+    name: str, namespace: str, *, job: str, labels: dict[str, str], port: tuple[str, int]
+) -> dict[str, Any]:
+    """A headless Service naming each pod of an Indexed Job `<job>-<index>.<name>`; it publishes pods
+    before they are ready, so ranks can find each other while they start."""
+    port_name, number = port
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": metadata(service_name(plan), plan.namespace, labels=job_labels(plan.name)),
+        "metadata": metadata(name, namespace, labels=labels),
         "spec": {
             "clusterIP": "None",
             "publishNotReadyAddresses": True,
-            "selector": {INSTANCE_LABEL: plan.name},
-            "ports": [{"name": "rdzv", "port": plan.spec.port, "targetPort": plan.spec.port}],
+            "selector": {INSTANCE_LABEL: job},
+            "ports": [{"name": port_name, "port": number, "targetPort": number}],
         },
     }

@@ -11,7 +11,6 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 
-from components import catalog
 from components.errors import ConfigError, Issue
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models.job import JobSchedulerSpec, TrainingJobSpec
@@ -303,7 +302,7 @@ def _floor(spec: FabricCheckSpec, pool: Pool) -> tuple[float, str]:
     data, not the speed."""
     if spec.min_bus_bandwidth is not None:
         return spec.min_bus_bandwidth, "fabricCheck.minBusBandwidth"
-    machine = _machine(pool)
+    machine = pool.machine()
     # The published floors are all_reduce and all_gather figures; alltoall moves more over the network.
     if machine is not None and machine.busbw_floor_gbs and pool.fabric == machine.fabric and spec.test in _FLOOR_TESTS:
         return machine.busbw_floor_gbs, machine.busbw_floor_source
@@ -325,16 +324,9 @@ def _nominal_gbps(pool: Pool) -> float:
 
 def _default_max(pool: Pool, smallest: str) -> str:
     """8G on large GPUs (two buffers of it fit), 1G on smaller ones; never below the smallest size."""
-    machine = _machine(pool)
+    machine = pool.machine()
     largest = "8G" if machine is None or machine.gpu_memory_gib >= LARGE_GPU_GIB else "1G"
     return largest if nccl_bytes(largest) >= nccl_bytes(smallest) else smallest
-
-
-def _machine(pool: Pool) -> catalog.MachineType | None:
-    """The pool's machine in the catalog, when it is a cloud machine the catalog knows."""
-    if pool.machine_type is None or pool.provider == "existing":
-        return None
-    return catalog.lookup(pool.provider, pool.machine_type)
 
 
 def _namespace(pool: Pool) -> str:

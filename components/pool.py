@@ -151,6 +151,14 @@ class Pool(Spec):
         memory = (self.memory_gib - reserve_gib) * share * 2**30 - hugepages
         return {"cpu": _cores(cpu), "memory": _mebibytes(memory)}
 
+    def machine(self) -> catalog.MachineType | None:
+        """The pool's machine in the catalog, when its type is catalogued (an existing cluster's pool may
+        name an AWS or a GCP type)."""
+        if self.machine_type is None:
+            return None
+        providers: tuple[catalog.Provider, ...] = ("aws", "gcp") if self.provider == "existing" else (self.provider,)
+        return next((m for p in providers if (m := catalog.lookup(p, self.machine_type))), None)
+
     @property
     def autoscaled(self) -> bool:
         """A managed node group whose size changes between minNodes and maxNodes: the Cluster

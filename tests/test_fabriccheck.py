@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from components import catalog, fabriccheck
 from components.errors import ConfigError
 from components.fabriccheck import IMAGES, NETWORKS
+from components.models import NetworkConfig, NodePoolSpec
 from components.models.nodepool import FabricCheckSpec
+from components.pool import resolve_pools
 from tests.addons.stacks import stack_file
 from tests.support.factories import checked, pool
 
@@ -168,3 +170,13 @@ def test_a_gate_runs_only_on_nodes_the_pool_keeps(nodes: int, min_nodes: int) ->
     else:
         assert found is None
         assert issues or "a gate never scales a pool up" in reason
+
+
+def test_an_existing_clusters_pool_of_a_catalogued_machine_gets_its_floor() -> None:
+    spec = {"name": "p5", "instanceType": "p5.48xlarge", "minNodes": 2, "maxNodes": 4, "nodeSelector": {"a": "b"}}
+    pools, _ = resolve_pools([NodePoolSpec.model_validate(spec)], "existing", None, NetworkConfig())
+    existing = pools["p5"]
+    assert existing.fabric == "efa", "the machine's own fabric"
+    found, _, _ = fabriccheck.resolve(FabricCheckSpec(), existing, "none", None, path="nodePools[0]")
+    assert found is not None and found.pool.provider == "existing"
+    assert found.floor_gbs == 270, "the same floor as an EKS pool of the machine"

@@ -22,7 +22,7 @@ from components.pool import (
     Provider,
     resolve_pools,
 )
-from tests.support.factories import ROCE_NETWORK
+from tests.support.factories import ROCE_NETWORK, pool
 
 REGION = {"aws": "us-east-1", "gcp": "us-central1", "existing": None}
 SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
@@ -506,3 +506,10 @@ def test_a_roce_pool_falls_short_by_the_gpus_its_rails_do_not_cover(count: int, 
     assert len(p.networks) == count and len({n.interface for n in p.networks}) == count
     assert p.rail_shortfall() == max(0, gpus - count)
     assert bool(p.rdma_advice()) == (count < gpus)
+
+
+def test_a_pool_finds_its_machine_in_the_catalog_on_any_provider() -> None:
+    assert pool("efa").machine().name == "p5.48xlarge"
+    assert pool("tcpxo").machine().name == "a3-megagpu-8g"
+    assert pool("tcp", instanceType="g6e.48xlarge").machine().name == "g6e.48xlarge", "an existing cluster's AWS type"
+    assert pool("tcp").machine() is None, "an existing pool that names no type"

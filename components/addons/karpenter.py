@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from components import catalog
 from components.addons.install import HelmRelease
 from components.aws.nodegroup import efa_layout
 from components.models import AwsClusterSpec, NodePoolSpec
@@ -116,7 +115,7 @@ def node_class(cluster: AwsClusterSpec, spec: NodePoolSpec, pool: Pool) -> dict[
         body["instanceStorePolicy"] = "RAID0"
     if pool.fabric == "efa":
         groups.append({"tags": {EFA_GROUP_TAG: f"{cluster.name}-{pool.name}"}})
-        machine = catalog.lookup("aws", pool.machine_type or "")
+        machine = pool.machine()
         body["networkInterfaces"] = [
             {"networkCardIndex": card, "deviceIndex": device, "interfaceType": kind}
             for card, device, kind in efa_layout(pool, machine.network_cards if machine else 1)

@@ -7,7 +7,6 @@ from datetime import UTC
 import pulumi
 from pulumi_aws import autoscaling, ec2, eks
 
-from components import catalog
 from components.addons.karpenter import EFA_GROUP_TAG, placement_group_name
 from components.aws.nodegroup import (
     AUTOSCALER_TEMPLATE,
@@ -92,7 +91,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
             self.register_outputs({})
             return
 
-        machine = catalog.lookup("aws", pool.machine_type) if pool.machine_type else None
+        machine = pool.machine()
         self.launch_template = ec2.LaunchTemplate(
             name,
             **launch_template_args(

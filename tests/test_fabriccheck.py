@@ -180,3 +180,24 @@ def test_an_existing_clusters_pool_of_a_catalogued_machine_gets_its_floor() -> N
     found, _, _ = fabriccheck.resolve(FabricCheckSpec(), existing, "none", None, path="nodePools[0]")
     assert found is not None and found.pool.provider == "existing"
     assert found.floor_gbs == 270, "the same floor as an EKS pool of the machine"
+
+
+@pytest.mark.parametrize(
+    ("check", "path", "message"),
+    [
+        ({"sizes": {"max": "8GB"}}, "nodePools[0].fabricCheck.sizes.max", "'8GB' is not an nccl-tests size"),
+        (
+            {"sizes": {"min": "16G", "max": "1G"}},
+            "nodePools[0].fabricCheck.sizes.min",
+            "min (16G) is larger than max (1G)",
+        ),
+        ({"nodes": 1}, "nodePools[0].fabricCheck.nodes", "greater than or equal to 2"),
+        ({"test": "broadcast_perf"}, "nodePools[0].fabricCheck.test", "all_reduce_perf"),
+    ],
+)
+def test_a_bad_fabric_check_names_its_path_and_the_fix(check: dict[str, Any], path: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        stack_file("prod", nodePools=[{**P5_POOL, "fabricCheck": check}])
+    found = {i.path: i.message for i in caught.value.issues}
+    assert path in found, found
+    assert message in found[path]

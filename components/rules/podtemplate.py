@@ -35,8 +35,8 @@ class PodTemplate:
         total = 0
         for container in self.spec.get("containers", []):
             resources = container.get("resources") or {}
-            value = (resources.get("limits") or {}).get(GPU) or (resources.get("requests") or {}).get(GPU) or 0
-            total += int(float(value))
+            value = (resources.get("limits") or {}).get(GPU) or (resources.get("requests") or {}).get(GPU)
+            total += count(value, 0)
         return total
 
     @property
@@ -47,7 +47,7 @@ class PodTemplate:
 
     def env(self, container: dict[str, Any]) -> dict[str, str]:
         """A container's plain environment values."""
-        return {e["name"]: str(e["value"]) for e in container.get("env", []) if "value" in e}
+        return {e["name"]: str(e["value"]) for e in container.get("env", []) if e.get("value") is not None}
 
     def multus_networks(self) -> list[tuple[str, str]]:
         """The Multus networks the pod attaches, each with its interface (net1, net2... unless named)."""
@@ -83,3 +83,62 @@ class PodTemplate:
         if not isinstance(items, list):
             return None
         return [(str(i.get("interfaceName", "")), str(i.get("network", ""))) for i in items if isinstance(i, dict)]
+
+
+def count(value: Any, default: Any) -> Any:
+    """A count of things (replicas, GPUs, nodes) as an int at least 0, or `default` when the value is no number
+    (a bool, a placeholder such as `$NUM_NODES`, a map)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return default
+    try:
+        return max(int(float(value)), 0)
+    except (ValueError, OverflowError):
+        return default
+
+
+_LISTS = ("containers", "initContainers", "volumes", "tolerations", "resourceClaims")
+_MAPS = ("nodeSelector", "affinity", "securityContext")
+_CONTAINER_LISTS = ("env", "volumeMounts", "command", "args", "ports", "envFrom")
+_CONTAINER_MAPS = ("securityContext", "resources", "readinessProbe")
+
+
+def pod_spec(value: Any) -> dict[str, Any]:
+    """A pod spec whose fields the rules read have the types the API gives them: lists of maps, maps; a field
+    of another type (what the API server would reject) is left out, so rules never trip on it."""
+    spec = dict(value) if isinstance(value, dict) else {}
+    for field in _LISTS:
+        if field in spec or field == "containers":
+            items = spec.get(field)
+            spec[field] = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    for field in _MAPS:
+        if field in spec and not isinstance(spec[field], dict):
+            del spec[field]
+    spec["containers"] = [_container(c) for c in spec["containers"]]
+    if "initContainers" in spec:
+        spec["initContainers"] = [_container(c) for c in spec["initContainers"]]
+    return spec
+
+
+def _container(value: dict[str, Any]) -> dict[str, Any]:
+    container = dict(value)
+    for field in _CONTAINER_LISTS:
+        if field not in container:
+            continue
+        items = container[field]
+        if not isinstance(items, list):
+            del container[field]
+        elif field in ("command", "args"):
+            container[field] = [str(i) for i in items if isinstance(i, str | int | float)]
+        else:
+            container[field] = [i for i in items if isinstance(i, dict)]
+    if "env" in container:
+        container["env"] = [e for e in container["env"] if isinstance(e.get("name"), str)]
+    for field in _CONTAINER_MAPS:
+        if field in container and not isinstance(container[field], dict):
+            del container[field]
+    if "resources" in container:
+        resources = container["resources"]
+        container["resources"] = {
+            k: v for k, v in resources.items() if k not in ("limits", "requests") or isinstance(v, dict)
+        }
+    return container

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from components import catalog
-from components.manifests.meta import key
+from components.fabric import EFA_RESOURCE
 from components.pool import POOL_LABEL, Pool
 from components.rules.rule import Subject
 
@@ -25,21 +25,33 @@ FILE_SYSTEMS = (
 )
 
 
-def from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Subject]:
-    """A subject per Kubernetes object."""
-    return [
-        Subject(key(dict(o)), str(o.get("kind")), dict(o))
-        for o in objects
-        if o.get("kind") and o.get("metadata") and isinstance(o.get("metadata"), Mapping)
-    ]
+def object_key(obj: Mapping[str, Any]) -> str:
+    """`Kind/namespace/name` (`Kind/name` when cluster-scoped); a `generateName` prefix ends in `*`."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    name = meta.get("name") or (f"{meta['generateName']}*" if meta.get("generateName") else "(unnamed)")
+    namespace = meta.get("namespace")
+    return f"{obj.get('kind')}/{namespace}/{name}" if namespace else f"{obj.get('kind')}/{name}"
+
+
+def from_objects(
+    objects: Iterable[Mapping[str, Any]], *, source: str | None = None, duplicates: Sequence[Sequence[str]] = ()
+) -> list[Subject]:
+    """A subject per Kubernetes object (a map with a string kind and metadata); from a file, with the keys its
+    YAML document states twice (`duplicates`, per object, in order)."""
+    out: list[Subject] = []
+    for n, o in enumerate(objects):
+        if isinstance(o, Mapping) and isinstance(o.get("kind"), str) and isinstance(o.get("metadata"), Mapping):
+            doubled = tuple(duplicates[n]) if n < len(duplicates) else ()
+            out.append(Subject(object_key(o), o["kind"], dict(o), source=source, duplicate_keys=doubled))
+    return out
 
 
 def _kubernetes_object(resource_type: str, props: dict[str, Any]) -> dict[str, Any]:
-    """A preview's Kubernetes resource as its object; the kind, when its properties lack it, from the type
-    (`kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob`)."""
-    if props.get("kind"):
-        return props
-    return {**props, "kind": resource_type.rsplit(":", 1)[-1]}
+    """A preview's Kubernetes resource as its object; the kind and apiVersion, when its properties lack them,
+    from the type (`kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob`, `kubernetes:core/v1:Pod`)."""
+    _, api_version, kind = [*resource_type.split(":", 2), "", ""][:3]
+    api_version = api_version.removeprefix("core/")
+    return {**props, "kind": props.get("kind") or kind, "apiVersion": props.get("apiVersion") or api_version}
 
 
 def from_pools(pools: Iterable[Pool]) -> list[Subject]:
@@ -62,10 +74,19 @@ def from_pools(pools: Iterable[Pool]) -> list[Subject]:
                 "networks": len(p.networks),
                 "selectors": _pool_selectors(p),
                 "rdma_advice": p.rdma_advice(),
+                "device_resources": _device_resources(p),
             },
         )
         for p in pools
     ]
+
+
+def _device_resources(pool: Pool) -> list[str]:
+    """The fabric device resources the pool's nodes advertise: EFA, the RDMA shared device plugin's, the
+    SR-IOV pools of its networks."""
+    found = [EFA_RESOURCE] if pool.fabric == "efa" else []
+    found += [pool.rdma_resource] if pool.rdma_resource else []
+    return found + [n.resource_name for n in pool.networks if n.resource_name]
 
 
 def _pool_selectors(pool: Pool) -> list[dict[str, str]]:

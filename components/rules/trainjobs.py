@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from components.manifests.trainingruntime import ANCESTOR_LABEL, GROUP, LAUNCHER, NODE
-from components.rules.podtemplate import PodTemplate
+from components.rules.podtemplate import PodTemplate, pod_spec
 
 if TYPE_CHECKING:
     from components.rules.rule import Subject
@@ -28,7 +28,8 @@ TRAINJOB = "TrainJob"
 CLUSTER_RUNTIME = "ClusterTrainingRuntime"
 RUNTIME_KINDS = (CLUSTER_RUNTIME, "TrainingRuntime")
 RUNTIME_NODES = 2
-"""The nodes a runtime is judged at: it is made for the multi-node TrainJobs that will run on it."""
+"""The nodes a runtime is judged at: it is made for the multi-node TrainJobs that will run on it (its numNodes,
+usually 1, is only the default a TrainJob overrides)."""
 MERGE_KEYS = {
     "replicatedJobs": "name",
     "containers": "name",
@@ -146,7 +147,7 @@ def _pods(
         name = str(job.get("name") or "")
         job_spec = _dict(_dict(job.get("template")).get("spec"))
         pod = _dict(job_spec.get("template"))
-        metadata, spec = _dict(pod.get("metadata")), _pod_spec(pod.get("spec"))
+        metadata, spec = _dict(pod.get("metadata")), pod_spec(pod.get("spec"))
         if name in filled:
             _fill(spec, trainer, command=name in ancestors)
         if mpi is not None and name == NODE:
@@ -181,25 +182,6 @@ def _fill(spec: dict[str, Any], trainer: dict[str, Any], *, command: bool) -> No
         if values:
             resources = container.setdefault("resources", {})
             resources[section] = {**_dict(resources.get(section)), **values}
-
-
-def _pod_spec(value: Any) -> dict[str, Any]:
-    """A pod spec whose container, volume and env lists hold only items the rules can read."""
-    spec = _dict(value)
-    for field in ("containers", "initContainers", "volumes"):
-        if field in spec or field == "containers":
-            spec[field] = [i for i in _list(spec.get(field)) if isinstance(i, dict)]
-    for container in (*spec["containers"], *spec.get("initContainers", [])):
-        for field in ("env", "volumeMounts"):
-            if field in container:
-                container[field] = [i for i in _list(container[field]) if isinstance(i, dict)]
-        if "env" in container:
-            container["env"] = [e for e in container["env"] if isinstance(e.get("name"), str)]
-        if "resources" in container:
-            resources = _dict(container["resources"])
-            wrong = [k for k in ("limits", "requests") if k in resources and not isinstance(resources[k], dict)]
-            container["resources"] = {k: v for k, v in resources.items() if k not in wrong}
-    return spec
 
 
 def merge(base: Any, patch: Any, field: str = "") -> Any:

@@ -5,17 +5,36 @@ Pure: each rule looks at plain subjects (Kubernetes objects as dicts, cloud fact
 
 from __future__ import annotations
 
-from components.rules import attachment, cloud, workloads
+from components.rules import (
+    attachment,
+    checkpoints,
+    cloud,
+    documents,
+    environment,
+    placement,
+    processes,
+    workloads,
+)
 from components.rules.rule import Finding, Rule, Settings, Subject
 
-RULES: tuple[Rule, ...] = (*workloads.RULES, *attachment.RULES, *cloud.RULES)
+RULES: tuple[Rule, ...] = (
+    *placement.RULES,
+    *workloads.RULES,
+    *attachment.RULES,
+    *processes.RULES,
+    *environment.RULES,
+    *checkpoints.RULES,
+    *documents.RULES,
+    *cloud.RULES,
+)
 """Every rule, by id order of definition."""
 
 
-def run(subjects: list[Subject], settings: Settings | None = None) -> list[Finding]:
-    """Every finding of every rule over these subjects."""
+def run(subjects: list[Subject], settings: Settings | None = None, errors: list[str] | None = None) -> list[Finding]:
+    """Every finding of every rule over these subjects. With `errors`, a rule that fails on an object is noted
+    there and the review goes on; without, its exception propagates."""
     settings = settings or Settings()
-    return [finding for rule in RULES for finding in rule.run(subjects, settings)]
+    return [finding for rule in RULES for finding in rule.run(subjects, settings, errors)]
 
 
 def by_id(rule_id: str) -> Rule:

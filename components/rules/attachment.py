@@ -18,10 +18,10 @@ from components.fabric import EFA_RESOURCE, GKE_INTERFACES_ANNOTATION, MULTUS_AN
 from components.gpudirect import DEFAULT_NETWORK
 from components.models.nodepool import GPUDIRECT_FABRICS
 from components.pool import POOL_LABEL
+from components.rules import devices as fabric_devices
 from components.rules.pods import multi_node, resources, templates
 from components.rules.podtemplate import GPU, PodTemplate
-from components.rules.rule import Rule, Settings, Subject
-from components.rules.workloads import RDMA_RESOURCE
+from components.rules.rule import Advice, Rule, Settings, Subject
 
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 """The well-known node labels naming the instance (AWS) or machine (GKE) type."""
@@ -46,6 +46,9 @@ class Nodes:
     """EFA devices (efa) or GPU NICs (GKE GPUDirect) per node; 0 when unknown."""
     networks: bool = True
     """InfiniBand / RoCE: pods attach Multus networks (a pool may hand out only the RDMA device)."""
+    inferred: bool = False
+    """Known from the machine type alone: the machine has the fabric, but whether its nodes were given it (EFA
+    interfaces in the launch template, GPU NIC networks) is not known."""
 
 
 def _count(value: Any) -> int:
@@ -55,7 +58,7 @@ def _count(value: Any) -> int:
         return 0
 
 
-def _constraints(spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+def constraints(spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
     """Per node label, the values a pod's nodeSelector and required node affinity allow."""
     selector = spec.get("nodeSelector")
     found = {str(k): frozenset([str(v)]) for k, v in selector.items()} if isinstance(selector, Mapping) else {}
@@ -71,7 +74,8 @@ def _constraints(spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
     return found
 
 
-def _selects(constraints: Mapping[str, frozenset[str]], selector: Mapping[str, Any]) -> bool:
+def selects(constraints: Mapping[str, frozenset[str]], selector: Mapping[str, Any]) -> bool:
+    """Whether a pod constrained so is held to nodes with this selector's labels."""
     return bool(selector) and all(str(v) in constraints.get(str(k), ()) for k, v in selector.items())
 
 
@@ -87,6 +91,7 @@ def _merge(found: list[Nodes]) -> Nodes | None:
         min(n.gpus for n in found),
         min(n.devices for n in found),
         all(n.networks for n in found),
+        any(n.inferred for n in found),
     )
 
 
@@ -156,7 +161,7 @@ def _machines(constraints: Mapping[str, frozenset[str]], gpus: int) -> Nodes | N
         return None
     return _merge(
         [
-            Nodes(m.fabric, m.name, m.gpus, m.efa_interfaces if m.fabric == "efa" else m.gpu_nics)
+            Nodes(m.fabric, m.name, m.gpus, m.efa_interfaces if m.fabric == "efa" else m.gpu_nics, inferred=True)
             for m in machines
             if m is not None
         ]
@@ -165,12 +170,12 @@ def _machines(constraints: Mapping[str, frozenset[str]], gpus: int) -> Nodes | N
 
 def nodes_of(t: PodTemplate, subjects: list[Subject]) -> Nodes | None:
     """The nodes a pod template lands on, as far as the subjects or the catalog tell; None when unknown."""
-    constraints = _constraints(t.spec)
+    wanted = constraints(t.spec)
     for source in (_cloud_pools(subjects), _karpenter_pools(subjects)):
-        found = [nodes for selectors, nodes in source if any(_selects(constraints, s) for s in selectors)]
+        found = [nodes for selectors, nodes in source if any(selects(wanted, s) for s in selectors)]
         if found:
             return _merge(list(dict.fromkeys(found)))
-    return _machines(constraints, t.gpus)
+    return _machines(wanted, t.gpus)
 
 
 def _share(nodes: Nodes, gpus: int) -> int:
@@ -212,7 +217,7 @@ def _unknown(t: PodTemplate, annotation: str) -> bool:
     return annotation in t.annotations and not isinstance(t.annotations[annotation], str)
 
 
-def _rdma(t: PodTemplate, nodes: Nodes) -> Iterator[str]:
+def _rdma(t: PodTemplate, nodes: Nodes, subjects: list[Subject]) -> Iterator[str]:
     if nodes.networks and not t.multus_networks() and not _unknown(t, MULTUS_ANNOTATION):
         yield (
             f"{_pods(t)} attach no {nodes.fabric} network of {nodes.name} (no {MULTUS_ANNOTATION} annotation); "
@@ -224,7 +229,7 @@ def _rdma(t: PodTemplate, nodes: Nodes) -> Iterator[str]:
         if disabled == "1":
             yield f"{where}: NCCL_IB_DISABLE=1 turns the {nodes.fabric} fabric off; NCCL uses TCP sockets"
         # With NCCL_IB_DISABLE=0, rdma-devices already reports a missing device.
-        elif disabled != "0" and not any(RDMA_RESOURCE.search(r) for r in resources(c)):
+        elif disabled != "0" and fabric_devices.requests_device(resources(c), *fabric_devices.known(subjects)) is False:
             yield f"{where}: requests no RDMA device resource, so NCCL sees no HCA and falls back to TCP sockets"
 
 
@@ -263,15 +268,19 @@ def fabric_attached(subject: Subject, subjects: list[Subject], _: Settings) -> I
         nodes = nodes_of(t, subjects)
         if nodes is None or nodes.fabric == "tcp":
             continue
-        for c in _gpu_containers(t):
-            if t.env(c).get("NCCL_NET", "").lower() == "socket":
-                yield f"{t.role}/{c.get('name')}: NCCL_NET=Socket makes NCCL use TCP sockets, not {nodes.fabric}"
+        found: list[str] = [
+            f"{t.role}/{c.get('name')}: NCCL_NET=Socket makes NCCL use TCP sockets, not {nodes.fabric}"
+            for c in _gpu_containers(t)
+            if t.env(c).get("NCCL_NET", "").lower() == "socket"
+        ]
         if nodes.fabric == "efa":
-            yield from _efa(t, nodes)
+            found += _efa(t, nodes)
         elif nodes.fabric in RDMA_FABRICS:
-            yield from _rdma(t, nodes)
+            found += _rdma(t, nodes, subjects)
         elif nodes.fabric in GPUDIRECT_FABRICS:
-            yield from _gpudirect(t, nodes)
+            found += _gpudirect(t, nodes)
+        # Known from the machine type alone, the nodes may have been built without their fabric: advice.
+        yield from (Advice(f"{m}, if its nodes were built with it") for m in found) if nodes.inferred else found
 
 
 RULES: tuple[Rule, ...] = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.rules.rule import Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings, Subject
 
 _BLOCKING = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
 
@@ -35,15 +35,17 @@ def rdma_rails(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str
 
 
 def storage_retained(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
-    """Checkpoint and dataset storage is retained when deleted: file systems and claims protected, volumes Retain."""
+    """Checkpoint and dataset storage is retained when deleted: the stack's file systems and claims protected
+    (a defect), volumes and classes Retain (advice: whether data outlives its claim is the team's call)."""
     data = subject.data
     kind = subject.kind
-    if kind in ("PersistentVolume",):
-        if (data.get("spec") or {}).get("persistentVolumeReclaimPolicy", "Retain") != "Retain":
-            yield "the volume's data is deleted with its claim (persistentVolumeReclaimPolicy is not Retain)"
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    if kind == "PersistentVolume":
+        if spec.get("persistentVolumeReclaimPolicy", "Retain") != "Retain":
+            yield Advice("the volume's data is deleted with its claim (persistentVolumeReclaimPolicy is not Retain)")
     elif kind == "StorageClass":
         if data.get("reclaimPolicy", "Delete") != "Retain":
-            yield "volumes of this class are deleted with their claims (reclaimPolicy defaults to Delete)"
+            yield Advice("volumes of this class are deleted with their claims (reclaimPolicy defaults to Delete)")
     elif kind == "FileSystem" and data.get("protected") is False:
         yield f"{data.get('type', 'the file system')} can be deleted by the stack (not protected)"
 

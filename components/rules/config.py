@@ -12,6 +12,7 @@ from components.rules.rule import DEFAULT_MIN_SHM, Settings
 LEVELS = ("mandatory", "advisory", "disabled")
 # Which rule's config carries each setting (the pack declares them in that policy's config schema).
 ALLOWED_REGISTRIES = ("pinned-images", "allowedRegistries")
+REQUIRE_PINNED = ("pinned-images", "requirePinned")
 MIN_SHM = ("shared-memory", "minShmSize")
 ALLOW_HOST_NETWORK = ("host-namespaces", "allowHostNetwork")
 PRODUCTION = ("nccl-debug-production", "production")
@@ -41,6 +42,7 @@ def settings(config: Mapping[str, Any] | None = None, **known: Any) -> Settings:
 
     values: dict[str, Any] = {
         "allowed_registries": tuple(option(ALLOWED_REGISTRIES, ())),
+        "require_pinned_images": bool(option(REQUIRE_PINNED, False)),
         "min_shm": str(option(MIN_SHM, DEFAULT_MIN_SHM)),
         "allow_host_network": bool(option(ALLOW_HOST_NETWORK, False)),
         "production": bool(option(PRODUCTION, False)),

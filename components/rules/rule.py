@@ -12,6 +12,14 @@ from components.rules.trainjobs import TRAINJOB, find_runtime
 Enforcement = Literal["mandatory", "advisory", "disabled"]
 DEFAULT_MIN_SHM = MIN_MULTI_NODE_SHM
 Severity = Literal["low", "medium", "high", "critical"]
+Cluster = Literal["eks", "gke", "existing"]
+CLUSTERS: tuple[Cluster, ...] = ("eks", "gke", "existing")
+
+
+class Advice(str):
+    """A check's message that is advice, not a defect: reported as advisory even by a mandatory rule."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +34,10 @@ class Subject:
     """The object as a dict, or the facts of a cloud resource."""
     urn: str | None = None
     """The Pulumi URN, when the subject comes from a preview."""
+    source: str | None = None
+    """The file it was read from, offline."""
+    duplicate_keys: tuple[str, ...] = ()
+    """Keys its YAML document states twice in one mapping (YAML keeps the last), as `path: key (lines)`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +46,8 @@ class Settings:
 
     allowed_registries: tuple[str, ...] = ()
     """Registries images may come from; empty means any."""
+    require_pinned_images: bool = False
+    """Whether an image without a version tag or digest is a defect (else advice)."""
     min_shm: str = DEFAULT_MIN_SHM
     """The smallest /dev/shm a multi-node job may have."""
     gang_scheduler: Literal["volcano", "kueue", "none"] = "none"
@@ -44,6 +58,9 @@ class Settings:
     """Whether pods may use the host network or IPC namespace."""
     enforcement: dict[str, Enforcement] = field(default_factory=dict)
     """Per rule id, an enforcement level overriding the rule's default."""
+    cluster: Cluster | None = None
+    """The cluster the objects run on (EKS and GKE add the GPU toleration to GPU pods themselves); None when
+    unknown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,17 +105,29 @@ class Rule:
         """Whether the rule looks at this subject."""
         return subject.kind in self.kinds or ("*" in self.kinds and subject.kind not in ("NodePool", "FileSystem"))
 
-    def run(self, subjects: list[Subject], settings: Settings) -> list[Finding]:
-        """Its findings over these subjects (all subjects are passed along for cross-object checks)."""
+    def run(self, subjects: list[Subject], settings: Settings, errors: list[str] | None = None) -> list[Finding]:
+        """Its findings over these subjects (all subjects are passed along for cross-object checks). With
+        `errors`, a failure on one subject is noted there and the others are still checked."""
         level = settings.enforcement.get(self.id, self.enforcement)
         if level == "disabled":
             return []
-        return [
-            Finding(self.id, s.key, message, self.fix, level, s.urn)
-            for s in subjects
-            if self.applies_to(s)
-            for message in self.own_findings(s, subjects, settings)
-        ]
+        found: list[Finding] = []
+        for s in subjects:
+            if not self.applies_to(s):
+                continue
+            try:
+                messages = self.own_findings(s, subjects, settings)
+            except Exception as exc:
+                if errors is None:
+                    raise
+                where = f"{s.source}: " if s.source else ""
+                errors.append(f"{where}{s.key}: rule {self.id} could not read it ({type(exc).__name__}: {exc})")
+                continue
+            found += [
+                Finding(self.id, s.key, str(m), self.fix, "advisory" if isinstance(m, Advice) else level, s.urn)
+                for m in messages
+            ]
+        return found
 
     def own_findings(self, subject: Subject, subjects: list[Subject], settings: Settings) -> list[str]:
         """The check's messages on a subject, less those a TrainJob inherits from its runtime."""

@@ -1,4 +1,5 @@
-"""Rules over the Kubernetes objects a stack or a TrainingJob emits: placement, NCCL, RDMA, images, robustness."""
+"""Rules over the Kubernetes objects a stack or a TrainingJob emits: GPU requests, /dev/shm, gangs, NCCL, RDMA,
+images, host namespaces, robustness."""
 
 from __future__ import annotations
 
@@ -7,19 +8,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from components import quantity
-from components.fabric import PRIMARY_INTERFACE
+from components.fabric import EFA_RESOURCE, PRIMARY_INTERFACE
 from components.manifests.gang import KUEUE_QUEUE_LABEL as KUEUE_QUEUE
-from components.manifests.pod import VOLCANO_GROUP_ANNOTATION
-from components.models.nodepool import GPU_TAINT_KEY as GPU_TAINT
-from components.rules.pods import REPLICA_KEYS, multi_node, resources, templates
-from components.rules.podtemplate import GPU, PodTemplate
-from components.rules.rule import Rule, Settings, Subject
+from components.rules import devices
+from components.rules.documents import TEMPLATE_VARIABLE
+from components.rules.kinds import REPLICA_KEYS, kind_of
+from components.rules.pods import KUEUE_POD_GROUP, VOLCANO_GROUPS, gpu_pods, multi_node, resources, templates
+from components.rules.podtemplate import GPU, PodTemplate, count
+from components.rules.rule import Advice, Rule, Settings, Subject
 from components.rules.trainjobs import RUNTIME_KINDS, TRAINJOB, runtime_spec
 
-# Volcano reads either annotation; we write the first.
-VOLCANO_GROUP = (VOLCANO_GROUP_ANNOTATION, "scheduling.volcano.sh/group-name")
-RDMA_RESOURCE = re.compile(r"^(rdma/|vpc\.amazonaws\.com/efa$)|sriov|mlnx|_vf$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+PLACEHOLDER = re.compile(rf"{TEMPLATE_VARIABLE.pattern}|\{{[A-Za-z_][A-Za-z0-9_]*\}}")
+"""Template placeholders left unexpanded in an image: a template variable, or a `{TAG}` to fill in."""
 
 
 def _gpu_templates(subject: Subject, subjects: list[Subject]) -> Iterator[PodTemplate]:
@@ -31,69 +32,142 @@ def _known_templates(subject: Subject, subjects: list[Subject]) -> Iterator[PodT
     yield from (t for t in _gpu_templates(subject, subjects) if not t.partial)
 
 
-def gpu_placement(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
-    """GPU pods tolerate the GPU taint and select GPU nodes."""
-    for t in _known_templates(subject, subjects):
-        tolerations = t.spec.get("tolerations") or []
-        if not any(
-            x.get("key") == GPU_TAINT or (x.get("operator") == "Exists" and not x.get("key")) for x in tolerations
-        ):
-            yield f"{t.role} pods request GPUs but tolerate no {GPU_TAINT} taint"
-        affinity = (t.spec.get("affinity") or {}).get("nodeAffinity")
-        if not t.spec.get("nodeSelector") and not affinity:
-            yield f"{t.role} pods request GPUs but select no GPU nodes"
-
-
 def gpu_requests_equal_limits(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """GPU requests equal GPU limits."""
     for t in templates(subject.data, subjects):
         for c in t.spec.get("containers", []):
             resources = c.get("resources") or {}
             limit, request = (resources.get("limits") or {}).get(GPU), (resources.get("requests") or {}).get(GPU)
-            if request is not None and limit is not None and int(float(limit)) != int(float(request)):
+            if (
+                count(request, None) is not None
+                and count(limit, None) is not None
+                and count(limit, 0) != count(request, 0)
+            ):
                 yield f"{t.role}/{c.get('name')}: nvidia.com/gpu request {request} differs from its limit {limit}"
             elif request is not None and limit is None:
                 yield f"{t.role}/{c.get('name')}: nvidia.com/gpu is requested but not limited"
 
 
 def shared_memory(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
-    """Multi-node jobs mount a Memory-backed /dev/shm of a sane size."""
+    """Multi-node jobs whose pods hold several GPUs give NCCL a /dev/shm larger than the container runtime's:
+    a Memory-backed emptyDir of a sane size, the host's /dev/shm (hostPath), or the host's IPC namespace."""
     if not multi_node(subject.data, subjects):
         return
     minimum = quantity.parse(settings.min_shm)
     for t in _known_templates(subject, subjects):
+        if t.spec.get("hostIPC") is True:
+            continue  # the pod shares the host's IPC namespace, and with it the host's /dev/shm
         volumes = {v.get("name"): v for v in t.spec.get("volumes", [])}
         for c in t.spec.get("containers", []):
+            where = f"{t.role}/{c.get('name')}"
             mount = next(
-                (m for m in c.get("volumeMounts", []) if m.get("mountPath", "").rstrip("/") == "/dev/shm"), None
+                (m for m in c.get("volumeMounts", []) if str(m.get("mountPath", "")).rstrip("/") == "/dev/shm"), None
             )
-            source = (volumes.get(mount["name"]) or {}).get("emptyDir") if mount else None
-            if source is None or source.get("medium") != "Memory":
-                yield f"{t.role}/{c.get('name')}: no Memory-backed emptyDir at /dev/shm (the container default is 64Mi)"
-            elif source.get("sizeLimit") and quantity.parse(str(source["sizeLimit"])) < minimum:
-                yield f"{t.role}/{c.get('name')}: /dev/shm is {source['sizeLimit']}, below {settings.min_shm}"
+            volume = volumes.get(mount.get("name")) if mount else None
+            if volume is None:
+                if t.gpus > 1:
+                    yield (
+                        f"{where}: mounts nothing at /dev/shm, so its {t.gpus} GPUs get the container runtime's 64 MiB "
+                        "(containerd, CRI-O), too small for NCCL's segments between them"
+                    )
+                else:
+                    yield Advice(
+                        f"{where}: mounts nothing at /dev/shm, so it gets the container runtime's 64 MiB, too small "
+                        "for DataLoader workers"
+                    )
+                continue
+            source = volume.get("emptyDir")
+            if isinstance(source, dict) and source.get("medium") == "Memory":
+                limit = source.get("sizeLimit")
+                if limit is not None and _smaller(limit, minimum):
+                    yield f"{where}: /dev/shm is {limit}, below {settings.min_shm}"
+            elif isinstance(source, dict):
+                yield Advice(f"{where}: /dev/shm is a disk-backed emptyDir; medium: Memory keeps it in RAM")
+
+
+def _smaller(limit: Any, minimum: float) -> bool:
+    try:
+        return quantity.parse(str(limit)) < minimum
+    except ValueError:
+        return False
+
+
+def _declared_gang(subject: Subject, subjects: list[Subject]) -> Iterator[str]:
+    """A gang the manifest declares smaller than its GPU pods: part of the job starts, and its ranks wait for
+    the rest holding their GPUs, the deadlock a gang exists to prevent."""
+    data, spec = subject.data, subject.data.get("spec") if isinstance(subject.data.get("spec"), dict) else {}
+    kind = kind_of(data)
+    if kind is None:
+        return
+    if kind.group == "kubeflow.org":
+        policy = (
+            (spec.get("runPolicy") or {}).get("schedulingPolicy") if isinstance(spec.get("runPolicy"), dict) else None
+        )
+        declared, field = (
+            count((policy or {}).get("minAvailable") if isinstance(policy, dict) else None, None),
+            ("runPolicy.schedulingPolicy.minAvailable"),
+        )
+        if "elasticPolicy" in spec:
+            return  # an elastic job starts at its minimum on purpose
+    elif kind.group == "batch.volcano.sh":
+        if any(isinstance(t, dict) and t.get("dependsOn") for t in spec.get("tasks") or []):
+            return  # tasks that start in stages (dependsOn) are no one gang of every pod
+        declared, field = count(spec.get("minAvailable"), None), "minAvailable"
+    elif subject.kind == "PodGroup" and str(data.get("apiVersion", "")).startswith("scheduling.volcano.sh/"):
+        name = (data.get("metadata") or {}).get("name")
+        namespace = (data.get("metadata") or {}).get("namespace")
+        members = [
+            t.replicas
+            for s in subjects
+            if s is not subject and (s.data.get("metadata") or {}).get("namespace") == namespace
+            for t in templates(s.data, subjects)
+            if t.gpus and any(t.annotations.get(a) == name for a in VOLCANO_GROUPS)
+        ]
+        declared, field, pods = count(spec.get("minMember"), None), "minMember", sum(members)
+        if declared is not None and members and declared < pods:
+            yield f"minMember {declared} is smaller than the {pods} GPU pods that join the group"
+        return
+    else:
+        return
+    pods, what = gpu_pods(data, subjects), "GPU pods"
+    if not pods:
+        pods, what = sum(t.replicas for t in templates(data, subjects)), "pods"
+    if declared is not None and pods and declared < pods:
+        yield f"{field} {declared} is smaller than the job's {pods} {what}, so part of the job can start alone"
 
 
 def gang_scheduled(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
-    """Multi-node jobs are gang-scheduled when a gang scheduler is installed."""
+    """Multi-node jobs are gang-scheduled when a gang scheduler is installed, and a gang they declare holds
+    every GPU pod."""
+    yield from _declared_gang(subject, subjects)
     if settings.gang_scheduler == "none" or not multi_node(subject.data, subjects):
         return
     data = subject.data
+    kind = kind_of(data)
     labels = (data.get("metadata") or {}).get("labels") or {}
     if settings.gang_scheduler == "kueue":
-        # Kueue admits the TrainJob, by its own label; its runtime is no workload of Kueue's.
-        if subject.kind not in RUNTIME_KINDS and KUEUE_QUEUE not in labels:
+        # Kueue admits the TrainJob, by its own label; its runtime is no workload of Kueue's. Bare Pods are one
+        # workload by the pod-group label.
+        if subject.kind == "Pod":
+            if KUEUE_QUEUE not in labels or KUEUE_POD_GROUP not in labels:
+                yield (
+                    f"the job's Pods lack the {KUEUE_QUEUE} and {KUEUE_POD_GROUP} labels, so Kueue does not admit "
+                    "them as one"
+                )
+        elif subject.kind not in RUNTIME_KINDS and KUEUE_QUEUE not in labels:
             yield f"a multi-node job without the {KUEUE_QUEUE} label is not admitted as a whole by Kueue"
         return
+    if kind is not None and kind.gang:
+        return  # Volcano's own Job, or an operator that makes the PodGroup and sets the scheduler itself
     if subject.kind in (TRAINJOB, *RUNTIME_KINDS):
         # Trainer makes the PodGroup when the runtime's podGroupPolicy names Volcano.
         policy = ((runtime_spec(data, subjects) or {}).get("podGroupPolicy") or {}).get("volcano")
     else:
-        policy = ((data.get("spec") or {}).get("runPolicy") or {}).get("schedulingPolicy")
+        policy = None
     for t in templates(data, subjects):
-        if t.partial:
+        if t.partial or not t.gpus:
             continue
-        grouped = policy is not None or any(a in (t.metadata.get("annotations") or {}) for a in VOLCANO_GROUP)
+        grouped = policy is not None or any(a in t.annotations for a in VOLCANO_GROUPS)
         if t.spec.get("schedulerName") != "volcano" or not grouped:
             yield f"{t.role} pods are not gang-scheduled by Volcano (schedulerName volcano and a PodGroup)"
 
@@ -132,25 +206,28 @@ def nccl_interface(subject: Subject, subjects: list[Subject], __: Settings) -> I
 
 
 def rdma_devices(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
-    """Pods that use RDMA (InfiniBand enabled, EFA) request the device resource and IPC_LOCK, unprivileged."""
+    """Pods that turn RDMA on (NCCL_IB_DISABLE=0, FI_PROVIDER=efa) request its device resource."""
+    known, complete = devices.known(subjects)
     for t in templates(subject.data, subjects):
         if t.partial:
             continue  # the device and IPC_LOCK may come from the runtime
         for c in t.spec.get("containers", []):
-            env = t.env(c)
-            if env.get("NCCL_IB_DISABLE") != "0" and env.get("FI_PROVIDER") != "efa":
-                continue
-            if not (c.get("resources") or {}).get("limits") and not (c.get("resources") or {}).get("requests"):
+            requested = resources(c)
+            if GPU not in requested:
                 continue  # an MPI launcher: it forwards the variables and runs no NCCL itself
-            if GPU not in (requested := resources(c)):
-                continue
+            where, env = f"{t.role}/{c.get('name')}", t.env(c)
             context = c.get("securityContext") or {}
-            if not any(RDMA_RESOURCE.search(r) for r in requested):
-                yield f"{t.role}/{c.get('name')}: uses RDMA but requests no RDMA or EFA device resource"
-            if "IPC_LOCK" not in ((context.get("capabilities") or {}).get("add") or []):
-                yield f"{t.role}/{c.get('name')}: uses RDMA without IPC_LOCK (memory registration fails)"
+            if env.get("FI_PROVIDER") == "efa" and EFA_RESOURCE not in requested:
+                yield f"{where}: sets FI_PROVIDER=efa but requests no {EFA_RESOURCE}, so libfabric finds no EFA device"
+            if env.get("NCCL_IB_DISABLE") != "0":
+                continue
+            if devices.requests_device(requested, known, complete) is False:
+                yield f"{where}: turns InfiniBand verbs on (NCCL_IB_DISABLE=0) but requests no RDMA device resource"
+            capabilities = context.get("capabilities") if isinstance(context.get("capabilities"), dict) else {}
+            if "IPC_LOCK" not in (capabilities.get("add") or []) and not context.get("privileged"):
+                yield Advice(f"{where}: uses RDMA without IPC_LOCK; memory registration fails where memlock is limited")
             if context.get("privileged"):
-                yield f"{t.role}/{c.get('name')}: is privileged; RDMA needs only its device and IPC_LOCK"
+                yield Advice(f"{where}: is privileged; RDMA needs only its device and IPC_LOCK")
 
 
 def checkpoint_claims(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
@@ -183,54 +260,71 @@ def _registry(image: str) -> str:
 
 
 def images(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
-    """Images are pinned (a tag that is not latest, or a digest) and come from allowed registries."""
+    """Images are whole references (no unexpanded placeholder), from allowed registries, and pinned (a tag that
+    is not latest, or a digest)."""
     for t in templates(subject.data, subjects):
         for c in t.containers:
             if t.partial and "image" not in c:
                 continue  # the runtime's image, unknown here
-            image = str(c.get("image", ""))
+            where, image = f"{t.role}/{c.get('name')}", str(c.get("image", ""))
+            placeholder = PLACEHOLDER.search(image)
+            if placeholder:
+                yield (
+                    f"{where}: image {image} holds the unexpanded placeholder {placeholder.group()}; the kubelet "
+                    "cannot pull it"
+                )
+                continue
             name = image.rsplit("/", 1)[-1]
             if not _DIGEST.search(image) and (":" not in name or name.endswith(":latest")):
-                yield f"{t.role}/{c.get('name')}: image {image} is not pinned to a tag or digest"
+                message = f"{where}: image {image} is not pinned to a tag or digest"
+                yield message if settings.require_pinned_images else Advice(message)
             allowed = settings.allowed_registries
             if allowed and _registry(image) not in allowed:
-                yield f"{t.role}/{c.get('name')}: image {image} is not from an allowed registry ({', '.join(allowed)})"
+                yield f"{where}: image {image} is not from an allowed registry ({', '.join(allowed)})"
 
 
 def host_namespaces(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
-    """No hostNetwork or hostIPC unless allowed."""
+    """No hostNetwork or hostIPC unless allowed; on GKE, GPU pods may use the host network (GPUDirect-TCPX and
+    TCPXO reach the GPU NICs through it on clusters without multi-networking)."""
     if settings.allow_host_network:
         return
     for t in templates(subject.data, subjects):
         for key in ("hostNetwork", "hostIPC"):
-            if t.spec.get(key):
+            if t.spec.get(key) is True and not (key == "hostNetwork" and settings.cluster == "gke" and t.gpus):
                 yield f"{t.role} pods use {key}"
 
 
-def robustness(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
-    """Training jobs set a backoffLimit and a restart policy."""
+def robustness(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
+    """Training jobs bound their retries: an operator's job restarting its pods states a backoffLimit, a training
+    runtime a failurePolicy.maxRestarts."""
     data = subject.data
-    kinds = ("Job", "PyTorchJob", "TFJob", "MPIJob", *RUNTIME_KINDS)
-    if data.get("kind") not in kinds or not any(t.gpus for t in templates(data)):
+    kind = kind_of(data)
+    if kind is None or not any(t.gpus for t in templates(data)):
         return
-    spec = data.get("spec") or {}
-    if data["kind"] in RUNTIME_KINDS:
-        # A TrainJob restarts as its runtime's JobSet says: the runtime owns both.
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    if subject.kind in RUNTIME_KINDS:
+        # A TrainJob restarts as its runtime's JobSet says: the runtime owns it.
         jobset = (spec.get("template") or {}).get("spec") or {}
         if (jobset.get("failurePolicy") or {}).get("maxRestarts") is None:
             yield "no failurePolicy.maxRestarts: the first failure of any node fails the whole TrainJob"
-        for t in templates(data):
-            if not t.spec.get("restartPolicy"):
-                yield f"{t.role} has no restartPolicy"
         return
-    backoff = spec.get("backoffLimit") if data["kind"] == "Job" else (spec.get("runPolicy") or {}).get("backoffLimit")
-    if backoff is None:
-        yield "no backoffLimit: a transient failure either retries forever (operators) or six times silently"
-    replicas = next((spec[k] for k in REPLICA_KEYS if k in spec), None)
-    if replicas is not None:
-        for role, replica in replicas.items():
-            if not replica.get("restartPolicy"):
-                yield f"{role} has no restartPolicy"
+    if kind.group != "kubeflow.org" or kind.restart_default is None:
+        return  # a batch/v1 Job retries 6 times by default; Volcano 3 times (maxRetry)
+    run_policy = spec.get("runPolicy") if isinstance(spec.get("runPolicy"), dict) else {}
+    if run_policy.get("backoffLimit") is not None:
+        return
+    replicas = next((spec[k] for k in REPLICA_KEYS if isinstance(spec.get(k), dict)), {})
+    restarting = sorted(
+        str(role)
+        for role, replica in replicas.items()
+        if isinstance(replica, dict)
+        and (replica.get("restartPolicy") or kind.restart_default) in ("OnFailure", "Always", "ExitCode")
+    )
+    if restarting:
+        yield (
+            f"no runPolicy.backoffLimit while {', '.join(restarting)} restart their pods: {kind.controller} "
+            "restarts a crash loop without end, holding the GPUs"
+        )
 
 
 def nccl_debug_in_production(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
@@ -248,13 +342,6 @@ def _rule(id: str, severity: Any, enforcement: Any, check: Any, fix: str) -> Rul
 
 
 RULES: tuple[Rule, ...] = (
-    _rule(
-        "gpu-placement",
-        "high",
-        "mandatory",
-        gpu_placement,
-        "tolerate the pool's taints and select its nodes (a TrainingJob on the pool does both)",
-    ),
     _rule(
         "gpu-requests-equal-limits",
         "high",
@@ -274,8 +361,9 @@ RULES: tuple[Rule, ...] = (
         "high",
         "mandatory",
         gang_scheduled,
-        "Volcano: schedulerName volcano and runPolicy.schedulingPolicy (a training runtime: podGroupPolicy.volcano) "
-        "or a PodGroup; Kueue: the queue-name label",
+        "Volcano: a Training/MPI Operator job or a Volcano Job is a gang as it stands; a training runtime needs "
+        "podGroupPolicy.volcano, other kinds schedulerName volcano and a PodGroup; Kueue: the queue-name label; "
+        "a declared minAvailable / minMember counts every GPU pod",
     ),
     _rule(
         "nccl-socket-interface",
@@ -290,7 +378,8 @@ RULES: tuple[Rule, ...] = (
         "high",
         "mandatory",
         rdma_devices,
-        "request the RDMA / EFA resource and add IPC_LOCK; drop privileged",
+        f"request the fabric's device resource ({EFA_RESOURCE}, the RDMA shared device plugin's, or the NAD's "
+        "SR-IOV resource) with IPC_LOCK, unprivileged",
     ),
     _rule(
         "checkpoint-rwx",
@@ -299,21 +388,27 @@ RULES: tuple[Rule, ...] = (
         checkpoint_claims,
         "give claims that every node writes accessModes [ReadWriteMany] (NFS, EFS, FSx, Filestore)",
     ),
-    _rule("pinned-images", "medium", "mandatory", images, "use a version tag or digest from an allowed registry"),
+    _rule(
+        "pinned-images",
+        "medium",
+        "mandatory",
+        images,
+        "expand the image's placeholders; use a version tag or digest from an allowed registry",
+    ),
     _rule(
         "host-namespaces",
         "high",
-        "mandatory",
+        "advisory",
         host_namespaces,
-        "drop hostNetwork / hostIPC; attach the fabric with Multus and size /dev/shm instead",
+        "drop hostNetwork / hostIPC: attach the fabric with Multus (GKE: multi-networking, "
+        "networking.gke.io/interfaces) and size /dev/shm instead",
     ),
     _rule(
         "job-robustness",
         "medium",
-        "mandatory",
+        "advisory",
         robustness,
-        "set backoffLimit (TrainingJob backoffLimit; a training runtime's failurePolicy.maxRestarts) and a "
-        "restartPolicy on every replica",
+        "set runPolicy.backoffLimit (TrainingJob backoffLimit; a training runtime's failurePolicy.maxRestarts)",
     ),
     _rule(
         "nccl-debug-production",

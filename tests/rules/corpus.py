@@ -78,12 +78,33 @@ def _rdma_without_device(obj: dict[str, Any]) -> None:
         del _container(obj)["resources"][section]["rdma/rdma_shared_device_a"]
 
 
-def _latest_image(obj: dict[str, Any]) -> None:
-    _container(obj)["image"] = "registry.example.com/training:latest"
+def _unexpanded_image(obj: dict[str, Any]) -> None:
+    _container(obj)["image"] = "registry.example.com/training:{TAG}"
 
 
 def _host_network(obj: dict[str, Any]) -> None:
     _worker(obj)["spec"]["hostIPC"] = True
+
+
+def _small_gang(obj: dict[str, Any]) -> None:
+    obj["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = 1
+
+
+def _more_ranks_than_gpus(obj: dict[str, Any]) -> None:
+    obj["spec"]["nprocPerNode"] = 16
+
+
+def _wrong_node_count(obj: dict[str, Any]) -> None:
+    args = _container(obj)["args"]
+    args[:] = ["--nnodes=3" if a.startswith("--nnodes") else a for a in args]
+
+
+def _shell_variable_in_env(obj: dict[str, Any]) -> None:
+    _set_env(obj, "DATA_DIR", "$HOME/data")
+
+
+def _checkpoints_in_the_container(obj: dict[str, Any]) -> None:
+    _container(obj)["args"] += ["--output_dir", "/workspace/out"]
 
 
 def _no_backoff(obj: dict[str, Any]) -> None:
@@ -105,13 +126,17 @@ def _no_fabric_network(obj: dict[str, Any]) -> None:
 
 
 WORKLOAD_CASES: dict[str, tuple[Mutation, Settings]] = {
-    "gpu-placement": (_no_tolerations, Settings()),
+    "gpu-placement": (_no_tolerations, Settings(cluster="existing")),
     "gpu-requests-equal-limits": (_gpu_request_differs, Settings()),
     "shared-memory": (_no_shm, Settings()),
-    "gang-scheduling": (_not_gang, Settings(gang_scheduler="volcano")),
+    "gang-scheduling": (_small_gang, Settings(gang_scheduler="volcano")),
+    "processes-per-node": (_more_ranks_than_gpus, Settings()),
+    "node-count": (_wrong_node_count, Settings()),
+    "env-references": (_shell_variable_in_env, Settings()),
+    "checkpoint-path": (_checkpoints_in_the_container, Settings()),
     "nccl-socket-interface": (_nccl_on_eth0, Settings()),
     "rdma-devices": (_rdma_without_device, Settings()),
-    "pinned-images": (_latest_image, Settings()),
+    "pinned-images": (_unexpanded_image, Settings()),
     "host-namespaces": (_host_network, Settings()),
     "job-robustness": (_no_backoff, Settings()),
     "nccl-debug-production": (_debug_info, Settings(production=True)),
@@ -132,10 +157,16 @@ def bad_objects(rule: str) -> tuple[list[Subject], Settings]:
         return from_objects([*objects[:-1], workload]) + from_pools(
             [pool("roce", networks=[], rails=EIGHT_RAILS)]
         ), Settings()
+    if rule == "duplicate-keys":
+        # What YAML loading noted: the worker's env stated twice, the second list kept.
+        noted = [(), *[()] * (len(objects) - 2), ("`env` (lines 40 and 52)",)]
+        return from_objects(objects, duplicates=noted), Settings()
     mutate, settings = WORKLOAD_CASES[rule]
     workload = copy.deepcopy(objects[-1])
     mutate(workload)
-    return from_objects([*objects[:-1], workload]), settings
+    # Placement is judged against the pools the pods need: the stack's, as in `check --stack`.
+    pools = from_pools([pool("roce", networks=[], rails=EIGHT_RAILS)]) if rule == "gpu-placement" else []
+    return from_objects([*objects[:-1], workload]) + pools, settings
 
 
 EIGHT_RAILS = {
@@ -174,14 +205,9 @@ CLOUD_CASES: dict[str, Subject] = {
         },
     ),
     "storage-retained": Subject(
-        "StorageClass/nfs",
-        "StorageClass",
-        {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "StorageClass",
-            "metadata": {"name": "nfs"},
-            "provisioner": "nfs.csi.k8s.io",
-        },
+        "LustreFileSystem/checkpoints",
+        "FileSystem",
+        {"type": "aws:fsx/lustreFileSystem:LustreFileSystem", "protected": False},
     ),
 }
 

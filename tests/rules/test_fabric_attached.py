@@ -319,13 +319,19 @@ def test_a_tcpxo_job_without_the_interfaces_annotation_is_caught() -> None:
     ]
 
 
-def test_a_tcpxo_job_attaching_4_of_8_nics_is_caught() -> None:
+def test_a_tcpxo_job_attaching_4_of_8_nics_is_caught_as_advice_when_only_the_machine_type_tells() -> None:
     job = gke_job("tcpxo", 4, selector={GKE_ACCELERATOR: "nvidia-h100-mega-80gb"})
-    messages = findings(from_objects([job]))
-    assert messages == [
-        f"{role} pods attach 4 of 8 GPU NICs (tcpxo) of a3-megagpu-8g; NCCL uses only those"
+    found = [f for f in rules.run(from_objects([job]), Settings()) if f.rule == RULE]
+    assert [f.message for f in found] == [
+        f"{role} pods attach 4 of 8 GPU NICs (tcpxo) of a3-megagpu-8g; NCCL uses only those, if its nodes were "
+        "built with it"
         for role in ("Master", "Worker")
     ]
+    assert {f.enforcement for f in found} == {"advisory"}, "a node pool may lack the GPU NIC networks"
+    on_the_pool = findings(
+        from_objects([gke_job("tcpxo", 4, selector={POOL_LABEL: "gpu"})]) + from_pools([gke_pool("tcpxo")])
+    )
+    assert on_the_pool and all(m.endswith("NCCL uses only those") for m in on_the_pool)
 
 
 def test_an_accelerator_on_machines_of_several_fabrics_says_nothing() -> None:

@@ -19,13 +19,19 @@ from tests.rules.corpus import (
     good_trainjob,
 )
 
-WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached"]
+WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached", "duplicate-keys"]
 TRAINJOB_RULES = [*TRAINJOB_CASES, "checkpoint-rwx"]
 
 
 def test_every_rule_has_a_corpus_case() -> None:
     assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES)
-    assert sorted(TRAINJOB_RULES) == sorted(WORKLOAD_RULES), "every workload rule covers TrainJobs and runtimes"
+    assert set(WORKLOAD_RULES) - set(TRAINJOB_RULES) == {
+        "processes-per-node",
+        "node-count",
+        "env-references",
+        "checkpoint-path",
+        "duplicate-keys",
+    }, "every other workload rule covers TrainJobs and runtimes"
 
 
 def test_every_rule_states_its_reason_fix_severity_and_enforcement() -> None:
@@ -45,6 +51,7 @@ def test_each_bad_manifest_is_caught_by_its_rule_only(rule: str) -> None:
     findings = rules.run(subjects, settings)
     assert {f.rule for f in findings} == {rule}
     assert all(f.fix == rules.by_id(rule).fix for f in findings)
+    assert {f.enforcement for f in findings} == {rules.by_id(rule).enforcement}, "the case is a defect, not advice"
 
 
 @pytest.mark.parametrize(("fabric", "runtime"), list(itertools.product(["roce", "tcp", "efa"], ["torch", "deepspeed"])))

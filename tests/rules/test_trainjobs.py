@@ -404,6 +404,12 @@ def test_malformed_runtimes_never_raise(runtime: dict[str, Any]) -> None:
 # --- where findings land ---------------------------------------------------------------------------------------
 
 
+NO_GPU_TOLERATION = (
+    "node pods tolerate no nvidia.com/gpu taint: GPU nodes tainted so keep them Pending, unless the cluster adds "
+    "the toleration itself (EKS and GKE do)"
+)
+
+
 def findings(objects: list[dict[str, Any]], settings: Settings | None = None) -> list[tuple[str, str, str]]:
     return [(f.rule, f.subject, f.message) for f in rules.run(from_objects(objects), settings or Settings())]
 
@@ -417,7 +423,7 @@ def test_a_runtimes_defect_is_reported_once_on_the_runtime_whatever_the_trainjob
         (
             "gpu-placement",
             "ClusterTrainingRuntime/h100-torch",
-            "node pods request GPUs but tolerate no nvidia.com/gpu taint",
+            NO_GPU_TOLERATION,
         )
     ]
 
@@ -429,9 +435,7 @@ def test_what_a_trainjob_brings_is_reported_on_the_trainjob() -> None:
         ("shared-memory", "TrainJob/training/llama", "node/node: /dev/shm is 64Mi, below 1Gi")
     ]
     job = trainjob(runtimePatches=[patch("node", tolerations=[])])
-    assert findings([torch_runtime(), job]) == [
-        ("gpu-placement", "TrainJob/training/llama", "node pods request GPUs but tolerate no nvidia.com/gpu taint")
-    ]
+    assert findings([torch_runtime(), job]) == [("gpu-placement", "TrainJob/training/llama", NO_GPU_TOLERATION)]
 
 
 def test_gpus_a_trainjob_brings_to_a_runtime_without_placement_are_the_trainjobs_finding() -> None:

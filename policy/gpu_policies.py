@@ -23,9 +23,22 @@ from pulumi_policy.proxy import UnknownValueError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the rules live in the repository's components/
 
-from components.rules import RULES, Rule
-from components.rules.config import ALLOW_HOST_NETWORK, ALLOWED_REGISTRIES, MIN_SHM, PRODUCTION, settings
+from components.rules import RULES, Finding, Rule
+from components.rules.config import (
+    ALLOW_HOST_NETWORK,
+    ALLOWED_REGISTRIES,
+    MIN_SHM,
+    PRODUCTION,
+    REQUIRE_PINNED,
+    settings,
+)
+from components.rules.rule import Settings
 from components.rules.subjects import from_resources
+
+ADVICE = "gpu-training-advice"
+"""The advisory policy that reports what mandatory rules find that is advice, not a defect (a policy has one
+enforcement level, so advice cannot block the update)."""
+CLUSTERS = {"aws:eks/cluster:Cluster": "eks", "gcp:container/cluster:Cluster": "gke"}
 
 _LEVELS = {
     "mandatory": EnforcementLevel.MANDATORY,
@@ -40,7 +53,12 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
             "items": {"type": "string"},
             "default": [],
             "description": "Registries images may come from (empty: any).",
-        }
+        },
+        REQUIRE_PINNED[1]: {
+            "type": "boolean",
+            "default": False,
+            "description": "An image without a version tag or digest is a violation (else advice).",
+        },
     },
     MIN_SHM[0]: {
         MIN_SHM[1]: {
@@ -103,15 +121,28 @@ def gang_scheduler(found: list[SimpleNamespace]) -> str:
     return "none"
 
 
+def cluster(found: list[SimpleNamespace]) -> str | None:
+    """The cluster the stack makes (EKS, GKE), or None when it makes none (an existing cluster's, or unknown)."""
+    return next((CLUSTERS[r.resource_type] for r in found if r.resource_type in CLUSTERS), None)
+
+
+def _findings(rule: Rule, args: StackValidationArgs, config: dict[str, Any]) -> tuple[list[Finding], list[str]]:
+    found = resources(args)
+    rule_settings: Settings = settings(config, gang_scheduler=gang_scheduler(found), cluster=cluster(found))
+    errors: list[str] = []
+    return rule.run(from_resources(found), rule_settings, errors), errors
+
+
 def policy(rule: Rule) -> StackValidationPolicy:
-    """The stack policy of one rule."""
+    """The stack policy of one rule: its findings at the rule's level (its advice goes to ADVICE)."""
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        found = resources(args)
-        config = {rule.id: dict(args.get_config() or {})}
-        rule_settings = settings(config, gang_scheduler=gang_scheduler(found))
-        for finding in rule.run(from_resources(found), rule_settings):
-            report(f"{finding.subject}: {finding.message}. Fix: {finding.fix}", finding.urn)
+        findings, errors = _findings(rule, args, {rule.id: dict(args.get_config() or {})})
+        for finding in findings:
+            if rule.enforcement in (finding.enforcement, "advisory"):
+                report(f"{finding.subject}: {finding.message}. Fix: {finding.fix}", finding.urn)
+        for error in errors:
+            report(f"{error}: the review could not read it", None)
 
     schema = _SCHEMAS.get(rule.id)
     return StackValidationPolicy(
@@ -124,5 +155,27 @@ def policy(rule: Rule) -> StackValidationPolicy:
     )
 
 
-POLICIES = [policy(rule) for rule in RULES]
-"""Every rule as a policy, named by its id."""
+def advice() -> StackValidationPolicy:
+    """The advisory policy reporting the advice of every mandatory rule."""
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        for rule in RULES:
+            if rule.enforcement != "mandatory":
+                continue
+            findings, _ = _findings(rule, args, {})
+            for finding in findings:
+                if finding.enforcement == "advisory":
+                    report(f"{finding.rule}: {finding.subject}: {finding.message}. Fix: {finding.fix}", finding.urn)
+
+    return StackValidationPolicy(
+        name=ADVICE,
+        description="Advice from the mandatory rules (unpinned images, tolerations the cluster may add, a 1-GPU pod's "
+        "/dev/shm, ...): worth a look, never blocking.",
+        validate=validate,
+        enforcement_level=EnforcementLevel.ADVISORY,
+        severity=Severity.LOW,
+    )
+
+
+POLICIES = [*(policy(rule) for rule in RULES), advice()]
+"""Every rule as a policy, named by its id, and the advice of the mandatory ones."""

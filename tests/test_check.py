@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 def test_our_stacks_pass(stack: str, capsys, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     assert main(["check", "--stack", stack]) == 0
-    assert capsys.readouterr().out.strip() == "no findings"
+    report = capsys.readouterr().out.splitlines()
+    assert report[0] == "no findings"
+    workloads, with_gpus = (int(n) for n in re.findall(r"(\d+) workloads, (\d+) with GPUs", report[1])[0])
+    assert with_gpus >= 1 and workloads >= with_gpus
 
 
 def write(tmp_path: Path, rule: str) -> Path:
@@ -36,7 +40,7 @@ def test_a_bad_manifest_fails_with_rule_object_message_and_fix(tmp_path: Path, c
     out = capsys.readouterr().out
     assert "nccl-socket-interface" in out and "PyTorchJob/training/train" in out
     assert "NCCL bootstraps on eth0" in out and "fix: set NCCL_SOCKET_IFNAME" in out
-    assert out.strip().endswith("1 findings, 1 mandatory")
+    assert "1 findings, 1 mandatory\nread 2 objects: 1 workloads, 1 with GPUs" in out
 
 
 def test_json_output_and_advisory_findings_exit_0(tmp_path: Path, capsys) -> None:
@@ -61,13 +65,20 @@ def test_policy_config_sets_registries_and_levels(tmp_path: Path, capsys, monkey
 def test_a_rendered_folder_is_checked_with_its_gang_scheduler(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     assert main(["render", "--stack", "dev", "--out", str(tmp_path / "dev")]) == 0
-    job = tmp_path / "dev" / "training" / "pytorchjob-llama-finetune.yaml"
-    document = yaml.safe_load(job.read_text())
+    training = tmp_path / "dev" / "training"
+    pytorchjob = training / "pytorchjob-llama-finetune.yaml"
+    document = yaml.safe_load(pytorchjob.read_text())
     del document["spec"]["runPolicy"]["schedulingPolicy"]
+    pytorchjob.write_text(yaml.safe_dump(document))
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "dev")]) == 0, "the Training Operator, installed for Volcano, makes the gang"
+    job = training / "job-fabric-check-h100.yaml"
+    document = yaml.safe_load(job.read_text())
+    del document["spec"]["template"]["spec"]["schedulerName"]
     job.write_text(yaml.safe_dump(document))
     capsys.readouterr()
     assert main(["check", str(tmp_path / "dev")]) == 1, (
-        "Volcano is installed (helm/volcano.yaml), so the job must be a gang"
+        "Volcano is installed (helm/volcano.yaml): a bare Job joins a gang itself"
     )
     assert "gang-scheduling" in capsys.readouterr().out
 
@@ -112,3 +123,30 @@ def test_a_rendered_eks_job_short_of_efa_is_caught_through_its_karpenter_pool(
     out = capsys.readouterr().out
     assert "fabric-attached" in out and "attaches 8 of 32 EFA devices of pool p5 (p5.48xlarge)" in out
     assert main(["check", str(job)]) == 0, "alone, the job's pool label tells nothing of its nodes"
+
+
+def test_a_bad_file_is_an_error_naming_it_and_the_rest_of_the_folder_is_still_checked(tmp_path: Path, capsys) -> None:
+    good_file = write(tmp_path, "nccl-socket-interface")
+    (tmp_path / "chart.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }\n")
+    (tmp_path / "envsubst.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {parallelism: $NODES, template: {spec: {}}}\n"
+    )
+    assert main(["check", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert f"error: {tmp_path / 'chart.yaml'}: not YAML" in captured.err
+    assert (
+        f"error: {tmp_path / 'envsubst.yaml'}: document 1 (Job/j) is an unsubstituted template ($NODES at spec.parallelism)"
+        in captured.err
+    )
+    assert "nccl-socket-interface" in captured.out, f"{good_file.name} is still checked"
+    assert "Traceback" not in captured.err
+
+
+def test_the_cluster_changes_what_is_required(tmp_path: Path, capsys) -> None:
+    subjects, _ = bad_objects("gpu-placement")
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump_all([s.data for s in subjects if s.kind != "NodePool"]))
+    assert main(["check", str(path), "--format", "json"]) == 0
+    assert {f["enforcement"] for f in json.loads(capsys.readouterr().out)} == {"advisory"}
+    assert main(["check", str(path), "--cluster", "eks", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

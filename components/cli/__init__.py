@@ -9,6 +9,7 @@ from pathlib import Path
 
 from components.errors import ConfigError
 from components.render import render, write
+from components.rules.rule import CLUSTERS
 from components.validation import resolve_file
 
 
@@ -36,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="treat as production (default: for Pulumi.prod.yaml)",
+    )
+    check_cmd.add_argument(
+        "--cluster",
+        choices=CLUSTERS,
+        help="the cluster the objects run on: EKS and GKE add the GPU toleration, GKE GPUDirect pods may use the "
+        "host network (default: the stack's provider; unknown for files)",
     )
     check_cmd.add_argument(
         "--gang-scheduler",
@@ -75,13 +82,16 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("check takes --stack NAME, --config FILE, or YAML files and folders")
     if stack is not None and args.paths:
         parser.error("check takes a stack or paths, not both")
-    report, code = check(
+    report, errors, code = check(
         stack,
         args.paths,
         policy_config=args.policy_config,
         production=args.production,
         gang_scheduler=args.gang_scheduler,
         output=args.format,
+        cluster=args.cluster,
     )
     print(report)
+    if errors:
+        print(errors, file=sys.stderr)
     return code

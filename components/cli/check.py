@@ -1,56 +1,108 @@
-"""`python -m components check`: the policy rules over a stack or rendered YAML, without the Pulumi engine."""
+"""`python -m components check`: the policy rules over a stack or manifest files, without the Pulumi engine.
+
+Every input yields findings or a per-file error naming the file: a file that is not YAML, a document that is
+an unsubstituted template, or an object a rule cannot read never hides the rest of a folder.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from components.errors import ConfigError
 from components.render import render
 from components.rules import Finding, run
 from components.rules.config import settings
+from components.rules.documents import load
+from components.rules.kinds import kind_of
+from components.rules.pods import templates
 from components.rules.rule import Subject
-from components.rules.subjects import from_objects, from_pools
+from components.rules.subjects import from_objects, from_pools, object_key
 from components.validation import resolve_file
 
+CLUSTER_OF_PROVIDER = {"aws": "eks", "gcp": "gke", "existing": "existing"}
+INSTALL_FOLDERS = ("helm", "remote")
+"""Folders of render output that describe installs (Helm releases, remote manifests), not objects."""
 
-def subjects_of_stack(path: Path) -> tuple[list[Subject], dict[str, Any]]:
+
+@dataclass(slots=True)
+class Input:
+    """What was read: the subjects, what is known of the cluster, the per-file errors and skipped documents."""
+
+    subjects: list[Subject] = field(default_factory=list)
+    known: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def subjects_of_stack(path: Path) -> Input:
     """The rendered objects and pools of a stack file, and what the rules know of the stack."""
     rendered = render(resolve_file(path))
-    known = {"gang_scheduler": rendered.stack.scheduler}
-    return from_objects(rendered.objects) + from_pools(rendered.stack.pools.values()), known
+    known = {
+        "gang_scheduler": rendered.stack.scheduler,
+        "cluster": CLUSTER_OF_PROVIDER[rendered.stack.config.cluster.provider],
+    }
+    subjects = from_objects(rendered.objects, source=str(path)) + from_pools(rendered.stack.pools.values())
+    return Input(subjects, known, files=1)
 
 
-def subjects_of_files(paths: list[Path]) -> tuple[list[Subject], dict[str, Any]]:
+def _files(path: Path) -> list[Path]:
+    if not path.exists():
+        raise ConfigError(f"no such file or folder: {path}")
+    return (
+        sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()) if path.is_dir() else [path]
+    )
+
+
+def subjects_of_files(paths: list[Path]) -> Input:
     """Every object in YAML files and folders (render output: helm/ and remote/ describe installs)."""
-    objects: list[dict[str, Any]] = []
+    found = Input()
     installs: set[str] = set()
-    for path in paths:
-        if not path.exists():
-            raise ConfigError(f"no such file or folder: {path}")
-        files = sorted(path.rglob("*.y*ml")) if path.is_dir() else [path]
-        for file in files:
-            if file.parent.name in ("helm", "remote"):
-                installs.add(file.stem)
+    for file in (f for path in paths for f in _files(path)):
+        if file.parent.name in INSTALL_FOLDERS:
+            installs.add(file.stem)
+            continue
+        found.files += 1
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            found.errors.append(f"{file}: cannot be read ({exc})")
+            continue
+        loaded = load(text)
+        if loaded.error:
+            found.errors.append(f"{file}: {loaded.error}")
+        found.skipped += [f"{file}: {s}" for s in loaded.skipped]
+        for document in loaded.documents:
+            if document.variables:
+                found.errors.append(
+                    f"{file}: document {document.number} ({object_key(document.obj)}) is an unsubstituted template "
+                    f"({', '.join(document.variables[:3])}): substitute its variables (envsubst, helm template) "
+                    "and check the result"
+                )
                 continue
-            try:
-                documents = [d for d in yaml.safe_load_all(file.read_text(encoding="utf-8")) if d]
-            except yaml.YAMLError as exc:
-                raise ConfigError(f"{file}: not YAML: {exc}") from None
-            for document in documents:
-                objects += document.get("items", []) if document.get("kind", "").endswith("List") else [document]
-    kinds = {o.get("kind") for o in objects}
-    gang = (
+            found.subjects += from_objects([document.obj], source=str(file), duplicates=[document.duplicates])
+    kinds = {s.kind for s in found.subjects}
+    found.known["gang_scheduler"] = (
         "volcano"
         if "volcano" in installs or "Queue" in kinds
         else "kueue"
         if "kueue" in installs or "ClusterQueue" in kinds
         else "none"
     )
-    return from_objects(objects), {"gang_scheduler": gang}
+    return found
+
+
+def coverage(subjects: list[Subject]) -> str:
+    """What was read: objects, workloads and those with GPUs, and the kinds read generically."""
+    objects = [s for s in subjects if s.kind not in ("NodePool", "FileSystem") or "apiVersion" in s.data]
+    workloads = [s for s in objects if templates(s.data, subjects)]
+    gpus = [s for s in workloads if any(t.gpus for t in templates(s.data, subjects))]
+    generic = sorted(s.key for s in workloads if kind_of(s.data) is None)
+    line = f"read {len(objects)} objects: {len(workloads)} workloads, {len(gpus)} with GPUs"
+    return line + (f"; read generically (no shape known for their kind): {', '.join(generic)}" if generic else "")
 
 
 def table(findings: list[Finding]) -> str:
@@ -70,6 +122,48 @@ def table(findings: list[Finding]) -> str:
     return "\n".join([header, *lines, f"{len(findings)} findings, {mandatory} mandatory"])
 
 
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The outcome of a check: findings, per-file errors, what was read, and the exit code."""
+
+    findings: list[Finding]
+    errors: list[str]
+    skipped: list[str]
+    coverage: str
+
+    @property
+    def code(self) -> int:
+        """2 when a file could not be read, else 1 on a mandatory finding, else 0."""
+        if self.errors:
+            return 2
+        return int(any(f.enforcement == "mandatory" for f in self.findings))
+
+
+def review(
+    stack: Path | None,
+    paths: list[Path],
+    *,
+    policy_config: dict[str, Any] | None = None,
+    production: bool | None = None,
+    gang_scheduler: str | None = None,
+    cluster: str | None = None,
+) -> Report:
+    """Read a stack or files and run every rule over what was read."""
+    if stack is not None:
+        found = subjects_of_stack(stack)
+        if production is None:
+            production = stack.name == "Pulumi.prod.yaml"
+    else:
+        found = subjects_of_files(paths)
+    if gang_scheduler:
+        found.known["gang_scheduler"] = gang_scheduler
+    if cluster:
+        found.known["cluster"] = cluster
+    errors = list(found.errors)
+    findings = run(found.subjects, settings(policy_config, production=production, **found.known), errors)
+    return Report(findings, errors, found.skipped, coverage(found.subjects))
+
+
 def check(
     stack: Path | None,
     paths: list[Path],
@@ -78,17 +172,17 @@ def check(
     production: bool | None,
     gang_scheduler: str | None,
     output: str,
-) -> tuple[str, int]:
-    """The report and the exit code (1 on a mandatory violation)."""
+    cluster: str | None = None,
+) -> tuple[str, str, int]:
+    """The report, the errors (for stderr) and the exit code (1 on a mandatory violation, 2 on a file that could
+    not be read)."""
     config = json.loads(policy_config.read_text()) if policy_config else {}
-    if stack is not None:
-        subjects, known = subjects_of_stack(stack)
-        if production is None:
-            production = stack.name == "Pulumi.prod.yaml"
+    result = review(
+        stack, paths, policy_config=config, production=production, gang_scheduler=gang_scheduler, cluster=cluster
+    )
+    if output == "json":
+        report = json.dumps([f.as_dict() for f in result.findings], indent=2)
     else:
-        subjects, known = subjects_of_files(paths)
-    if gang_scheduler:
-        known["gang_scheduler"] = gang_scheduler
-    findings = run(subjects, settings(config, production=production, **known))
-    report = json.dumps([f.as_dict() for f in findings], indent=2) if output == "json" else table(findings)
-    return report, int(any(f.enforcement == "mandatory" for f in findings))
+        report = f"{table(result.findings)}\n{result.coverage}"
+    errors = "\n".join(f"error: {e}" for e in result.errors)
+    return report, errors, result.code

@@ -114,6 +114,7 @@ BAD_JOB: dict[str, Any] = {
     "spec": {
         "completions": 2,
         "parallelism": 2,
+        "completionMode": "Indexed",
         "template": {
             "spec": {
                 "restartPolicy": "Never",
@@ -132,7 +133,7 @@ BAD_JOB: dict[str, Any] = {
 
 
 def test_one_policy_per_rule_with_its_enforcement() -> None:
-    assert [p.name for p in gpu_policies.POLICIES] == [r.id for r in RULES]
+    assert [p.name for p in gpu_policies.POLICIES] == [*(r.id for r in RULES), gpu_policies.ADVICE]
     levels = {p.name: p.enforcement_level.value for p in gpu_policies.POLICIES}
     assert levels["nccl-debug-production"] == "advisory" and levels["gpu-placement"] == "mandatory"
 
@@ -144,9 +145,7 @@ def test_our_training_jobs_pass_every_policy() -> None:
         assert violations(policy.name, resources) == [], policy.name
 
 
-@pytest.mark.parametrize(
-    "name", ["gpu-placement", "shared-memory", "nccl-socket-interface", "pinned-images", "job-robustness"]
-)
+@pytest.mark.parametrize("name", ["shared-memory", "nccl-socket-interface"])
 def test_a_hand_written_job_is_caught(name: str) -> None:
     found = violations(name, [kube(BAD_JOB)])
     assert found and all(urn and urn.endswith("::bad") for _, urn in found)
@@ -214,7 +213,17 @@ def test_storage_must_be_protected_and_retained() -> None:
         "metadata": {"name": "nfs"},
         "provisioner": "nfs.csi.k8s.io",
     }
-    assert violations("storage-retained", [kube(deleting)])
+    assert violations("storage-retained", [kube(deleting)]) == []
+    assert any("reclaimPolicy defaults to Delete" in m for m, _ in violations(gpu_policies.ADVICE, [kube(deleting)]))
+
+
+def test_the_cluster_the_stack_makes_adds_the_gpu_toleration() -> None:
+    job = copy.deepcopy(BAD_JOB)
+    assert violations("gpu-placement", [kube(job)]) == [], "without pools the missing toleration is advice"
+    advice = [m for m, _ in violations(gpu_policies.ADVICE, [kube(job)])]
+    assert any(m.startswith("gpu-placement: Job/training/bad: pod pods tolerate no nvidia.com/gpu") for m in advice)
+    eks = resource("aws:eks/cluster:Cluster", {"name": "c"}, "c")
+    assert not [m for m in (m for m, _ in violations(gpu_policies.ADVICE, [eks, kube(job)])) if "gpu-placement" in m]
 
 
 def test_unknown_values_in_a_preview_do_not_break_a_policy() -> None:
@@ -368,7 +377,7 @@ def test_trainjobs_and_their_runtimes_pass_every_policy_and_a_trainjobs_own_defe
     for policy in gpu_policies.POLICIES:
         assert violations(policy.name, [volcano, kube(runtime), kube(job)]) == [], policy.name
         assert violations(policy.name, [volcano, kube(job)]) == [], f"{policy.name}: the runtime in another stack"
-    job["spec"]["trainer"]["image"] = "registry.example.com/train:latest"
+    job["spec"]["trainer"]["image"] = "registry.example.com/train:{TAG}"
     (found,) = violations("pinned-images", [kube(runtime), kube(job)])
     assert found[1].endswith("::pretrain") and "TrainJob/training/pretrain: node/node: image" in found[0]
 
@@ -378,9 +387,11 @@ def test_a_runtimes_defect_is_reported_on_the_runtime_not_on_every_trainjob() ->
     del runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["tolerations"]
     other = copy.deepcopy(job)
     other["metadata"]["name"] = "finetune"
-    found = violations("gpu-placement", [kube(runtime), kube(job), kube(other)])
+    found = violations("gpu-placement", [*p5_node_group(), kube(runtime), kube(job), kube(other)])
     assert [urn for _, urn in found] == [kube(runtime).urn]
-    assert found[0][0].startswith("ClusterTrainingRuntime/p5-torch: node pods request GPUs but tolerate no")
+    assert found[0][0].startswith(
+        "ClusterTrainingRuntime/p5-torch: node pods tolerate no nvidia.com/gpu=true:NoSchedule"
+    )
 
 
 def test_unknown_values_in_a_trainjob_do_not_break_a_policy() -> None:

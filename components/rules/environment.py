@@ -15,6 +15,12 @@ SHELL_REFERENCE = re.compile(r"(?<![$\\])\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_]
 """`$VAR` or `${VAR}`, not `$(VAR)` (Kubernetes's own) nor `$$VAR` (its escape)."""
 
 
+def shell_variable(text: str) -> str | None:
+    """The first variable a text refers to as a shell does (`$VAR`, `${VAR}`), by name; None when none."""
+    found = SHELL_REFERENCE.search(text)
+    return found.group(1).strip("{}") if found else None
+
+
 def env_references(subject: Subject, subjects: list[Subject], _: Settings) -> Iterator[str]:
     """Env values, command and args refer to variables as Kubernetes expands them, `$(VAR)`; a shell's `$VAR`
     stays literal where no shell runs."""
@@ -22,25 +28,17 @@ def env_references(subject: Subject, subjects: list[Subject], _: Settings) -> It
         for c in t.containers:
             where = f"{t.role}/{c.get('name')}"
             for name, value in t.env(c).items():
-                found = SHELL_REFERENCE.search(value)
-                if found:
-                    variable = found.group(1).strip("{}")
-                    yield (
-                        f"{where}: env {name}={value} reaches the program literally (Kubernetes expands only "
-                        f"$({variable}))"
-                    )
+                if variable := shell_variable(value):
+                    literal = f"{where}: env {name}={value} reaches the program literally"
+                    yield f"{literal} (Kubernetes expands only $({variable}))"
             line = command_line(c)
-            if not line.known:
-                continue  # the image's entrypoint may be a shell that expands its args
-            for word in line.direct:
-                found = SHELL_REFERENCE.search(word)
-                if found:
-                    variable = found.group(1).strip("{}")
-                    yield (
-                        f"{where}: `{word}` in the command reaches the program literally; no shell runs it "
-                        f"(write $({variable}), or run the command with sh -c)"
-                    )
-                    break
+            # Without a command, the image's entrypoint may be a shell that expands its args.
+            word = next((w for w in line.direct if shell_variable(w)), None) if line.known else None
+            if word is not None:
+                yield (
+                    f"{where}: `{word}` in the command reaches the program literally; no shell runs it "
+                    f"(write $({shell_variable(word)}), or run the command with sh -c)"
+                )
 
 
 RULES: tuple[Rule, ...] = (

@@ -110,7 +110,8 @@ def _declared_gang(subject: Subject, subjects: list[Subject]) -> Iterator[str]:
         if "elasticPolicy" in spec:
             return  # an elastic job starts at its minimum on purpose
     elif kind.group == "batch.volcano.sh":
-        if any(isinstance(t, dict) and t.get("dependsOn") for t in spec.get("tasks") or []):
+        tasks = spec.get("tasks") if isinstance(spec.get("tasks"), list) else []
+        if any(isinstance(t, dict) and t.get("dependsOn") for t in tasks):
             return  # tasks that start in stages (dependsOn) are no one gang of every pod
         declared, field = count(spec.get("minAvailable"), None), "minAvailable"
     elif subject.kind == "PodGroup" and str(data.get("apiVersion", "")).startswith("scheduling.volcano.sh/"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from components import rules
@@ -174,6 +174,7 @@ JUNK = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(KIND, JUNK), min_size=1, max_size=3))
+@example([(("batch.volcano.sh/v1alpha1", "Job"), {"tasks": True})])
 def test_no_shape_of_object_makes_a_rule_raise(objects: list[tuple[tuple[str, str], Any]]) -> None:
     built = [
         {"apiVersion": api, "kind": kind, "metadata": {"name": f"o{n}"}, "spec": spec}

@@ -98,8 +98,9 @@ def subjects_of_files(paths: list[Path]) -> Input:
 def coverage(subjects: list[Subject]) -> str:
     """What was read: objects, workloads and those with GPUs, and the kinds read generically."""
     objects = [s for s in subjects if s.kind not in ("NodePool", "FileSystem") or "apiVersion" in s.data]
-    workloads = [s for s in objects if templates(s.data, subjects)]
-    gpus = [s for s in workloads if any(t.gpus for t in templates(s.data, subjects))]
+    read = [(s, found) for s in objects if (found := templates(s.data, subjects))]
+    workloads = [s for s, _ in read]
+    gpus = [s for s, found in read if any(t.gpus for t in found)]
     generic = sorted(s.key for s in workloads if kind_of(s.data) is None)
     line = f"read {len(objects)} objects: {len(workloads)} workloads, {len(gpus)} with GPUs"
     return line + (f"; read generically (no shape known for their kind): {', '.join(generic)}" if generic else "")

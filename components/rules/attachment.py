@@ -20,7 +20,7 @@ from components.models.nodepool import GPUDIRECT_FABRICS
 from components.pool import POOL_LABEL
 from components.rules import devices as fabric_devices
 from components.rules.pods import multi_node, resources, templates
-from components.rules.podtemplate import GPU, PodTemplate
+from components.rules.podtemplate import GPU, PodTemplate, count
 from components.rules.rule import Advice, Rule, Settings, Subject
 
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
@@ -49,13 +49,6 @@ class Nodes:
     inferred: bool = False
     """Known from the machine type alone: the machine has the fabric, but whether its nodes were given it (EFA
     interfaces in the launch template, GPU NIC networks) is not known."""
-
-
-def _count(value: Any) -> int:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return 0
 
 
 def constraints(spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
@@ -105,7 +98,7 @@ def _cloud_pools(subjects: Iterable[Subject]) -> Iterator[tuple[list[Any], Nodes
         machine = data.get("machine_type")
         name = f"pool {s.key.split('/', 1)[-1]}" + (f" ({machine})" if machine else "")
         devices = data.get("efa_interfaces") if fabric == "efa" else data.get("gpu_nics")
-        nodes = Nodes(fabric, name, _count(data.get("gpus")), _count(devices), bool(data.get("networks", True)))
+        nodes = Nodes(fabric, name, count(data.get("gpus"), 0), count(devices, 0), bool(data.get("networks", True)))
         yield [x for x in data.get("selectors") or [] if isinstance(x, Mapping)], nodes
 
 
@@ -186,7 +179,7 @@ def _share(nodes: Nodes, gpus: int) -> int:
 
 
 def _gpu_containers(t: PodTemplate) -> list[dict[str, Any]]:
-    return [c for c in t.spec.get("containers", []) if _count(resources(c).get(GPU))]
+    return [c for c in t.spec.get("containers", []) if count(resources(c).get(GPU), 0)]
 
 
 def _efa(t: PodTemplate, nodes: Nodes) -> Iterator[str]:
@@ -195,8 +188,8 @@ def _efa(t: PodTemplate, nodes: Nodes) -> Iterator[str]:
         requested = resources(c)
         if EFA_RESOURCE in requested and requested[EFA_RESOURCE] is None:
             continue  # known only after the update (a preview)
-        have = _count(requested.get(EFA_RESOURCE))
-        want = _share(nodes, _count(requested.get(GPU)))
+        have = count(requested.get(EFA_RESOURCE), 0)
+        want = _share(nodes, count(requested.get(GPU), 0))
         if not have:
             devices = f"the {want} EFA devices" if want else "the EFA devices"
             yield (
@@ -217,7 +210,7 @@ def _unknown(t: PodTemplate, annotation: str) -> bool:
     return annotation in t.annotations and not isinstance(t.annotations[annotation], str)
 
 
-def _rdma(t: PodTemplate, nodes: Nodes, subjects: list[Subject]) -> Iterator[str]:
+def _rdma(t: PodTemplate, nodes: Nodes, devices: tuple[frozenset[str], bool]) -> Iterator[str]:
     if nodes.networks and not t.multus_networks() and not _unknown(t, MULTUS_ANNOTATION):
         yield (
             f"{_pods(t)} attach no {nodes.fabric} network of {nodes.name} (no {MULTUS_ANNOTATION} annotation); "
@@ -229,7 +222,7 @@ def _rdma(t: PodTemplate, nodes: Nodes, subjects: list[Subject]) -> Iterator[str
         if disabled == "1":
             yield f"{where}: NCCL_IB_DISABLE=1 turns the {nodes.fabric} fabric off; NCCL uses TCP sockets"
         # With NCCL_IB_DISABLE=0, rdma-devices already reports a missing device.
-        elif disabled != "0" and fabric_devices.requests_device(resources(c), *fabric_devices.known(subjects)) is False:
+        elif disabled != "0" and fabric_devices.requests_device(resources(c), *devices) is False:
             yield f"{where}: requests no RDMA device resource, so NCCL sees no HCA and falls back to TCP sockets"
 
 
@@ -276,7 +269,7 @@ def fabric_attached(subject: Subject, subjects: list[Subject], _: Settings) -> I
         if nodes.fabric == "efa":
             found += _efa(t, nodes)
         elif nodes.fabric in RDMA_FABRICS:
-            found += _rdma(t, nodes, subjects)
+            found += _rdma(t, nodes, fabric_devices.known(subjects))
         elif nodes.fabric in GPUDIRECT_FABRICS:
             found += _gpudirect(t, nodes)
         # Known from the machine type alone, the nodes may have been built without their fabric: advice.

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from components.manifests.trainingruntime import ANCESTOR_LABEL, GROUP, LAUNCHER, NODE
-from components.rules.podtemplate import PodTemplate, pod_spec
+from components.rules.podtemplate import PodTemplate, count, pod_spec
 
 if TYPE_CHECKING:
     from components.rules.rule import Subject
@@ -133,7 +133,7 @@ def _pods(
     policy = _dict(runtime.get("mlPolicy"))
     mpi = policy.get("mpi") if isinstance(policy.get("mpi"), dict) else None
     launcher_as_node = bool(mpi and mpi.get("runLauncherAsNode"))
-    nodes = max(_count(trainer.get("numNodes")) or _count(policy.get("numNodes")) or 1, minimum)
+    nodes = max(count(trainer.get("numNodes"), 0) or count(policy.get("numNodes"), 0) or 1, minimum)
     ancestors = {
         j.get("name")
         for j in jobs
@@ -157,7 +157,7 @@ def _pods(
         elif mpi is None and name in ancestors:
             replicas = nodes
         else:
-            replicas = (_count(job.get("replicas")) or 1) * (_count(job_spec.get("parallelism")) or 1)
+            replicas = (count(job.get("replicas"), 0) or 1) * (count(job_spec.get("parallelism"), 0) or 1)
         out.append(PodTemplate(name, replicas, spec, metadata, partial))
     return out
 
@@ -221,13 +221,3 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _count(value: Any) -> int:
-    """A positive count, or 0 when the value is none (a bool is none either)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return 0
-    try:
-        return max(int(float(value)), 0)
-    except ValueError:
-        return 0

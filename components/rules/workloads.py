@@ -38,11 +38,8 @@ def gpu_requests_equal_limits(subject: Subject, subjects: list[Subject], __: Set
         for c in t.spec.get("containers", []):
             resources = c.get("resources") or {}
             limit, request = (resources.get("limits") or {}).get(GPU), (resources.get("requests") or {}).get(GPU)
-            if (
-                count(request, None) is not None
-                and count(limit, None) is not None
-                and count(limit, 0) != count(request, 0)
-            ):
+            limited, requested = count(limit, None), count(request, None)
+            if limited is not None and requested is not None and limited != requested:
                 yield f"{t.role}/{c.get('name')}: nvidia.com/gpu request {request} differs from its limit {limit}"
             elif request is not None and limit is None:
                 yield f"{t.role}/{c.get('name')}: nvidia.com/gpu is requested but not limited"

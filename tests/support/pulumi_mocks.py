@@ -29,6 +29,8 @@ class Registration:
     """Input paths whose later changes `pulumi up` leaves alone."""
     create_timeout: str = ""
     """How long `pulumi up` waits for the resource to be created (customTimeouts.create), if set."""
+    aliases: list[Any] = field(default_factory=list)
+    """The aliases sent (alias_pb2.Alias: a URN, or a spec the engine resolves)."""
 
 
 # What the clouds would return for the outputs our components read (camelCase, as the engine has them).
@@ -140,6 +142,7 @@ class RecordingMonitor(MockMonitor):
                     custom=bool(request.custom) and not request.remote,
                     ignore_changes=list(request.ignoreChanges),
                     create_timeout=request.customTimeouts.create,
+                    aliases=list(request.aliases),
                 )
             )
         return response

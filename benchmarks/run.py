@@ -131,7 +131,7 @@ import json, sys, time
 sys.path.insert(0, {repo!r})
 t0 = time.perf_counter()
 import stacks
-from stacks import clusters
+from components import platform
 {extra}
 t1 = time.perf_counter()
 clouds = sorted({{m.split(".")[0] for m in sys.modules if m.startswith(("pulumi_aws", "pulumi_gcp"))}})

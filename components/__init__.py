@@ -1,7 +1,7 @@
 """gpu-training: a GPU distributed-training platform on Kubernetes, as Pulumi components.
 
-The pure core (models, catalog, fabric, manifests, rules) imports no Pulumi; `TrainingJob` and the
-other components load pulumi_kubernetes only when first used.
+The pure core (models, catalog, fabric, manifests, rules) imports no Pulumi; `Platform`, `TrainingJob` and
+the other components load the Pulumi SDKs only when first used.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from components.kubernetes.trainingjob import TrainingJob
+    from components.platform import Platform
 
-__all__ = ["TrainingJob"]
+__all__ = ["Platform", "TrainingJob"]
 
 
 def __getattr__(name: str) -> Any:
@@ -19,4 +20,8 @@ def __getattr__(name: str) -> Any:
         from components.kubernetes.trainingjob import TrainingJob
 
         return TrainingJob
+    if name == "Platform":
+        from components.platform import Platform
+
+        return Platform
     raise AttributeError(f"module 'components' has no attribute {name!r}")

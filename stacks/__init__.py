@@ -1,4 +1,4 @@
-"""The Pulumi program: read the stack's config, validate it, and compose the components."""
+"""The Pulumi program: read the stack's config, validate it, and build it as one Platform component."""
 
 from __future__ import annotations
 
@@ -7,19 +7,12 @@ from typing import Any
 
 import pulumi
 
-from components.addons import plan as addons
 from components.config import read_stack_file
 from components.errors import ConfigError
-from components.kubernetes.addons import ClusterAddons
-from components.kubernetes.dependencies import combine
-from components.kubernetes.fabriccheck import FabricCheck
 from components.kubernetes.objects import as_pulumi_error
-from components.kubernetes.platformobjects import PlatformObjects
-from components.kubernetes.trainingjob import TrainingJob
-from components.manifests import trainingjob
 from components.models import CONFIG_NAMESPACE, StackConfig
-from components.validation import Stack, default_queue, resolve_raw
-from stacks import clusters
+from components.platform import Platform
+from components.validation import Stack, resolve_raw
 
 
 def load() -> Stack:
@@ -39,61 +32,19 @@ def load() -> Stack:
 
 
 def run(stack: Stack) -> dict[str, Any]:
-    """Create the stack's resources; return what it exports."""
-    cluster = clusters.build(stack)
-    provider = cluster.provider
-    nodes = [*cluster.node_pools.values(), *cluster.storage_objects]
-    installs = addons.plan(stack, efs_role_arn=getattr(cluster, "efs_csi_role_arn", None))
-    # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds.
-    installed = ClusterAddons("addons", installs, pulumi.ResourceOptions(provider=provider, depends_on=nodes))
-    platform = PlatformObjects(
-        "platform",
-        stack,
-        pulumi.ResourceOptions(provider=provider, depends_on=nodes),
-        needs=lambda obj: installed.waits_for(installs, obj),
-    )
-    # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
-    checks = {
-        name: FabricCheck(
-            f"fabric-check-{name}",
-            check,
-            pulumi.ResourceOptions(
-                provider=provider,
-                depends_on=combine(nodes, installed.everything(), platform.uses(check.plan)),
-            ),
-        )
-        for name, check in stack.checks.items()
-    }
-    jobs = {}
-    for plan in stack.jobs:
-        # A job waits for its operator (its kind's install), the gang scheduler that admits it, and its
-        # pool's fabric check.
-        gate = checks.get(plan.pool.name)
-        needs = combine(
-            *(installed.waits_for(installs, obj) for obj in trainingjob.objects(plan)),
-            installed.ready(stack.scheduler),
-            [gate.job] if gate else None,
-        )
-        jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
-            f"{plan.namespace}-{plan.name}",
-            plan.spec,
-            pool=plan.pool,
-            scheduler=stack.scheduler,
-            queue=default_queue(stack.config),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=combine(platform.uses(plan), needs)),
-        )
+    """Create the stack's platform; export and return what it exports."""
+    platform = Platform("gpu-training", stack)
     exports: dict[str, Any] = {
-        "cluster": stack.config.cluster.name,
-        "kubeconfig": cluster.kubeconfig,
-        "scheduler": {"type": stack.scheduler, "defaultQueue": default_queue(stack.config)},
-        "pools": {name: pool.to_config() for name, pool in stack.pools.items()},
-        "platformObjects": platform.objects,
-        "addons": sorted(installed.installs),
-        "jobs": {name: {"workload": job.workload, "worldSize": job.world_size} for name, job in jobs.items()},
-        "fabricChecks": {
-            **{name: {"enabled": False, "reason": reason} for name, reason in stack.unchecked.items()},
-            **{name: gate.result.apply(lambda r: {"enabled": True, **r}) for name, gate in checks.items()},
-        },
+        "cluster": platform.cluster_name,
+        "kubeconfig": platform.kubeconfig,
+        "scheduler": pulumi.Output.all(platform.scheduler, platform.default_queue).apply(
+            lambda s: {"type": s[0], "defaultQueue": s[1]}
+        ),
+        "pools": platform.pools,
+        "platformObjects": platform.platform_objects,
+        "addons": platform.addons,
+        "jobs": platform.jobs,
+        "fabricChecks": platform.fabric_checks,
     }
     for name, value in exports.items():
         pulumi.export(name, value)

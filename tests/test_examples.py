@@ -15,7 +15,7 @@ import stacks
 from components.kubernetes.objects import StackConfigError
 from components.render import render
 from components.validation import resolve_file
-from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
+from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
 from tests.support.schemas import assert_valid
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,7 +96,7 @@ def test_the_minimal_gke_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, 
 
 def test_the_minimal_existing_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     exports = deploy_minimal(pulumi_mocks, "existing", monkeypatch)
-    assert exports["pools"]["h100"]["maxNodes"] == 2
+    assert exported(exports)["pools"]["h100"]["maxNodes"] == 2
     assert pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
 
 

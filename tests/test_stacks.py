@@ -12,7 +12,7 @@ import stacks
 from components.kubernetes.objects import StackConfigError
 from components.render import render
 from components.validation import resolve_file
-from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
+from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     use_stack(pulumi_mocks, REPO / "Pulumi.dev.yaml")
-    exports = run(lambda: stacks.run(stacks.load()))
+    exports = exported(run(lambda: stacks.run(stacks.load())))
 
     rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
     kinds = {(r.inputs.get("kind"), r.inputs.get("metadata", {}).get("name")) for r in pulumi_mocks.registrations}
@@ -56,7 +56,7 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
 def test_trainer_installs_then_the_runtimes_then_the_trainjobs(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     use_stack(pulumi_mocks, REPO / "Pulumi.dev.yaml")
-    exports = run(lambda: stacks.run(stacks.load()))
+    exports = exported(run(lambda: stacks.run(stacks.load())))
 
     trainer = pulumi_mocks.named("kubeflow-trainer")
     volcano = pulumi_mocks.named("volcano")
@@ -94,7 +94,7 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
 ) -> None:
     monkeypatch.chdir(REPO)
     use_stack(pulumi_mocks, stack_file)
-    exports = run(lambda: stacks.run(stacks.load()))
+    exports = exported(run(lambda: stacks.run(stacks.load())))
     rendered = render(resolve_file(stack_file))
     registered = {
         (r.inputs.get("kind"), r.inputs.get("metadata", {}).get("namespace"), r.inputs.get("metadata", {}).get("name"))

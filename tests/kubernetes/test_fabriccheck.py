@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 import stacks
-from tests.support.pulumi_mocks import RecordingMonitor, resolved, run, use_stack
+from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
 
 REPO = Path(__file__).resolve().parents[2]
 # How the engine marks a secret value (pulumi.runtime.rpc's special signatures).
@@ -67,7 +67,7 @@ def test_the_gate_runs_after_the_nodes_and_every_install_and_the_pools_jobs_wait
     assert data[SECRET_SIG] == SECRET_VALUE, "the private key stays a Pulumi secret"
     assert data["value"]["id_ed25519.pub"].startswith("ssh-ed25519 ")
 
-    result, _ = resolved(exports["fabricChecks"]["p5"])
+    result = exported(exports)["fabricChecks"]["p5"]
     assert result["enabled"] is True and result["passed"] is True
     assert result["minBusBandwidth"] == 123 and result["floorSource"] == "fabricCheck.minBusBandwidth"
     assert result["logs"] == "kubectl logs -n training job/fabric-check-p5"
@@ -78,7 +78,7 @@ def test_a_pool_without_a_gate_exports_why(pulumi_mocks: RecordingMonitor, monke
     use_stack(pulumi_mocks, REPO / "Pulumi.prod.yaml")
     exports = run(lambda: stacks.run(stacks.load()))
     assert not pulumi_mocks.of_type("gpu-training:index:FabricCheck")
-    assert exports["fabricChecks"]["p5"] == {
+    assert exported(exports)["fabricChecks"]["p5"] == {
         "enabled": False,
         "reason": "the pool keeps 0 nodes (minNodes) and the test needs 2; a gate never scales a pool up",
     }

@@ -193,3 +193,8 @@ def use_stack(monitor: RecordingMonitor, stack_file: Path, config: dict[str, Any
     pulumi.runtime.set_mocks(monitor.recording, project="gpu-training", stack=name, preview=False, monitor=monitor)
     values = config if config is not None else yaml.safe_load(stack_file.read_text())["config"]
     pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in values.items()})
+
+
+def exported(exports: dict[str, Any]) -> dict[str, Any]:
+    """A program's exports with every output resolved (call after `run`)."""
+    return {key: resolved(value)[0] if isinstance(value, pulumi.Output) else value for key, value in exports.items()}

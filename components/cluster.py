@@ -14,7 +14,7 @@ from components.validation import Stack
 
 
 class Cluster(Protocol):
-    """What the rest of the stack needs from a cluster, whichever provider built it."""
+    """What the rest of the platform needs from a cluster, whichever provider built it."""
 
     provider: k8s.Provider
     """The Kubernetes provider every in-cluster object uses."""
@@ -26,19 +26,18 @@ class Cluster(Protocol):
     """In-cluster objects the cloud side made for its file systems (StorageClasses, PersistentVolumes)."""
 
 
-def build(stack: Stack, name: str | None = None) -> Cluster:
-    """The stack's cluster and GPU node pools."""
+def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
+    """The stack's cluster and GPU node pools, named after the cluster."""
     spec = stack.config.cluster
-    name = name or spec.name
     pools = [(pool, stack.pools[pool.name]) for pool in stack.config.node_pools]
     if spec.provider == "aws":
         from components.aws import EksCluster
 
-        return EksCluster(name, spec, pools, volumes=list(stack.config.storage.volumes))
+        return EksCluster(spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes))
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 
-        return GkeCluster(name, spec, pools)
+        return GkeCluster(spec.name, spec, pools, opts)
     from components.existing import ExistingCluster
 
-    return ExistingCluster(name, spec, pools)
+    return ExistingCluster(spec.name, spec, pools, opts)

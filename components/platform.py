@@ -1,0 +1,164 @@
+"""The GPU training platform as one component: the cluster, its GPU pools, the add-ons, the platform objects,
+the fabric checks and the training jobs of a stack's configuration.
+
+The stack program (`stacks.run`) is this component plus its exports; the component plugin (provider/)
+serves it to every other Pulumi language. There is one way to build a platform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from components import cluster as clusters
+from components.addons import plan as addons
+from components.errors import ConfigError
+from components.kubernetes.addons import ClusterAddons
+from components.kubernetes.dependencies import combine
+from components.kubernetes.fabriccheck import FabricCheck
+from components.kubernetes.objects import as_pulumi_error
+from components.kubernetes.platformobjects import PlatformObjects
+from components.kubernetes.trainingjob import TrainingJob
+from components.manifests import trainingjob
+from components.models import StackConfig
+from components.validation import Stack, default_queue, resolve, resolve_raw
+
+TOKEN = "gpu-training:index:Platform"
+
+# Before this component existed the stack program made its children at the root of the stack. The alias
+# keeps those URNs (and, through the engine's inherited child aliases, every URN below them), so an
+# existing stack updates in place instead of replacing its cluster.
+FROM_STACK_ROOT = pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)
+
+
+class Platform(pulumi.ComponentResource):
+    """A GPU training platform: the cluster (EKS, GKE or existing), its GPU node pools, the add-ons, the platform
+    objects and the training jobs, from the same configuration as a stack file."""
+
+    cluster_name: pulumi.Output[str]
+    """The cluster's name."""
+    kubeconfig: pulumi.Output[str]
+    """The cluster's kubeconfig (secret)."""
+    scheduler: pulumi.Output[str]
+    """The gang scheduler: volcano | kueue | none; a TrainingJob's `schedulerType`."""
+    default_queue: pulumi.Output[str | None]
+    """The queue of jobs that name none: the first declared; a TrainingJob's `defaultQueue`."""
+    pools: pulumi.Output[dict[str, Any]]
+    """Each pool resolved (GPUs, fabric, taints, selectors, runtimes), by name; an entry is a TrainingJob's `pool`."""
+    runtimes: pulumi.Output[dict[str, dict[str, str]]]
+    """Each pool's Kubeflow Trainer ClusterTrainingRuntimes by kind (torch -> <pool>-torch), when trainer is on."""
+    platform_objects: pulumi.Output[list[str]]
+    """The platform objects created, as Kind/namespace/name."""
+    addons: pulumi.Output[list[str]]
+    """The add-ons installed."""
+    jobs: pulumi.Output[dict[str, Any]]
+    """Each job's workload and world size, by namespace/name."""
+    fabric_checks: pulumi.Output[dict[str, Any]]
+    """Each pool's fabric check: its result, or why it has none."""
+
+    def __init__(
+        self,
+        name: str,
+        config: Stack | StackConfig | Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """Build a platform from a validated Stack, a StackConfig, or config keys as a stack file writes them."""
+        super().__init__(TOKEN, name, {}, opts)
+        stack = _stack(name, config)
+        self.stack = stack
+        """The validated stack this platform was built from."""
+        top = pulumi.ResourceOptions(parent=self, aliases=[FROM_STACK_ROOT])
+        self.cluster = clusters.build(stack, top)
+        """The cluster component (EksCluster, GkeCluster or ExistingCluster)."""
+        self.provider = self.cluster.provider
+        """The Kubernetes provider of every in-cluster object."""
+        nodes = [*self.cluster.node_pools.values(), *self.cluster.storage_objects]
+        installs = addons.plan(stack, efs_role_arn=getattr(self.cluster, "efs_csi_role_arn", None))
+        # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds.
+        on_nodes = pulumi.ResourceOptions.merge(top, pulumi.ResourceOptions(provider=self.provider, depends_on=nodes))
+        installed = ClusterAddons("addons", installs, on_nodes)
+        objects = PlatformObjects("platform", stack, on_nodes, needs=lambda obj: installed.waits_for(installs, obj))
+        # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
+        checks = {
+            pool: FabricCheck(
+                f"fabric-check-{pool}",
+                check,
+                pulumi.ResourceOptions.merge(
+                    top,
+                    pulumi.ResourceOptions(
+                        provider=self.provider,
+                        depends_on=combine(nodes, installed.everything(), objects.uses(check.plan)),
+                    ),
+                ),
+            )
+            for pool, check in stack.checks.items()
+        }
+        queue = default_queue(stack.config)
+        jobs: dict[str, TrainingJob] = {}
+        for plan in stack.jobs:
+            # A job waits for its operator (its kind's install), the gang scheduler that admits it, and its
+            # pool's fabric check.
+            gate = checks.get(plan.pool.name)
+            needs = combine(
+                *(installed.waits_for(installs, obj) for obj in trainingjob.objects(plan)),
+                installed.ready(stack.scheduler),
+                [gate.job] if gate else None,
+            )
+            jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
+                f"{plan.namespace}-{plan.name}",
+                plan.spec,
+                pool=plan.pool,
+                scheduler=stack.scheduler,
+                queue=queue,
+                opts=pulumi.ResourceOptions.merge(
+                    top,
+                    pulumi.ResourceOptions(provider=self.provider, depends_on=combine(objects.uses(plan), needs)),
+                ),
+            )
+        self.cluster_name = pulumi.Output.from_input(stack.config.cluster.name)
+        self.kubeconfig = pulumi.Output.secret(self.cluster.kubeconfig)
+        self.scheduler = pulumi.Output.from_input(stack.scheduler)
+        self.default_queue = pulumi.Output.from_input(queue)
+        self.pools = pulumi.Output.from_input({pool: spec.to_config() for pool, spec in stack.pools.items()})
+        self.runtimes = pulumi.Output.from_input(
+            {pool: dict(spec.runtimes) for pool, spec in stack.pools.items() if spec.runtimes}
+        )
+        self.platform_objects = objects.objects
+        self.addons = pulumi.Output.from_input(sorted(installed.installs))
+        self.jobs = pulumi.Output.from_input(
+            {key: {"workload": job.workload, "worldSize": job.world_size} for key, job in jobs.items()}
+        )
+        self.fabric_checks = pulumi.Output.from_input(
+            {
+                **{pool: {"enabled": False, "reason": reason} for pool, reason in stack.unchecked.items()},
+                **{pool: gate.result.apply(lambda r: {"enabled": True, **r}) for pool, gate in checks.items()},
+            }
+        )
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "scheduler": self.scheduler,
+                "defaultQueue": self.default_queue,
+                "pools": self.pools,
+                "runtimes": self.runtimes,
+                "platformObjects": self.platform_objects,
+                "addons": self.addons,
+                "jobs": self.jobs,
+                "fabricChecks": self.fabric_checks,
+            }
+        )
+
+
+def _stack(name: str, config: Stack | StackConfig | Mapping[str, Any]) -> Stack:
+    """The validated stack; config mistakes as a Pulumi error naming each key and its fix."""
+    if isinstance(config, Stack):
+        return config
+    try:
+        if isinstance(config, StackConfig):
+            return resolve(config)
+        return resolve_raw(config, source=f"Platform {name}")
+    except ConfigError as exc:
+        raise as_pulumi_error(exc) from None

@@ -1,0 +1,1028 @@
+"""The config models as TypedDicts and enums, for the schema analyzer. GENERATED: do not edit.
+
+Made by `python provider/gpu_training_plugin/generate.py` from components/models (and the
+TrainingJob component's own inputs); tests/provider checks it is current.
+"""
+
+# ruff: noqa: E501, D101
+from enum import IntEnum, StrEnum
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+
+
+class VpcSpec(TypedDict):
+    """A new VPC for an EKS cluster."""
+
+    # from components.models.cluster.VpcSpec
+    cidr: NotRequired[str]
+    """The VPC's IPv4 CIDR block. Default: 10.0.0.0/16."""
+
+
+class SystemPoolSpec(TypedDict):
+    """The untainted node pool that runs the add-ons (operators, schedulers, CSI controllers)."""
+
+    # from components.models.cluster.SystemPoolSpec
+    instance_type: NotRequired[str]
+    """AWS instance type. Default: m6i.2xlarge on AWS."""
+    machine_type: NotRequired[str]
+    """GCP machine type. Default: e2-standard-8 on GCP."""
+    min_nodes: NotRequired[int]
+    """Minimum nodes. Default: 2."""
+    max_nodes: NotRequired[int]
+    """Maximum nodes. Default: 4."""
+
+
+class GcpClusterSpecReleaseChannel(StrEnum):
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+class GpuNetworksSpec(TypedDict):
+    """The subnets of GKE GPUDirect pools' extra NICs (a3-highgpu-8g, a3-megagpu-8g, a3-ultragpu-8g, a4-highgpu-8g)."""
+
+    # from components.models.cluster.GpuNetworksSpec
+    cidr: NotRequired[str]
+    """The IPv4 range each GPU network's subnet is carved from, a /21 apiece (24 of them, /16 or larger);
+it must not overlap the cluster's network. Default: 192.168.0.0/16."""
+
+
+class ClusterProvider(StrEnum):
+    """Where the platform runs."""
+
+    AWS = "aws"
+    GCP = "gcp"
+    EXISTING = "existing"
+
+
+class ClusterSpec(TypedDict):
+    "One of: AwsClusterSpec, GcpClusterSpec, ExistingClusterSpec, chosen by `provider`.\naws: An EKS cluster built with pulumi_aws.\ngcp: A GKE Standard cluster built with pulumi_gcp.\nexisting: A Kubernetes cluster that already exists; nothing is created cloud-side."
+
+    # from components.models.cluster.AwsClusterSpec, components.models.cluster.GcpClusterSpec, components.models.cluster.ExistingClusterSpec
+    provider: ClusterProvider
+    """aws (EKS) | gcp (GKE) | existing (a cluster that exists). Required."""
+    name: str
+    """aws: The EKS cluster name. Required.
+gcp: The GKE cluster name. Required.
+existing: A name for the cluster in outputs and labels. Required."""
+    kubernetes_version: NotRequired[str]
+    """aws: Kubernetes minor version. Default: "1.31".
+gcp: Minimum master version (minor). Default: "1.31".
+existing: The cluster's Kubernetes minor version, used to validate manifests. Default: "1.31"."""
+    region: NotRequired[str]
+    """aws: AWS region, e.g. us-east-1. Required.
+gcp: GCP region, e.g. us-central1. Required."""
+    availability_zones: NotRequired[list[str]]
+    """(aws only) Zones of the new VPC's subnets (at least two, and every pool's zone). Default: every zone of the
+region where EKS can run its control plane, looked up at deploy time, so that a pool in any zone
+has subnets and the cluster's zones never change when pools do."""
+    vpc: NotRequired[VpcSpec]
+    """(aws only) The new VPC. Default: a new VPC with cidr 10.0.0.0/16, unless `vpcId` and `subnetIds` (an
+existing VPC) or `adopt` are set."""
+    vpc_id: NotRequired[str]
+    """(aws only) An existing VPC. Default: none."""
+    subnet_ids: NotRequired[Any]
+    """(aws only) Existing private subnets for nodes: a list, or a map zone -> subnet (which lets pools in a zone
+be checked offline). Required with vpcId or adopt. Default: none."""
+    endpoint_public_access: NotRequired[bool]
+    """(aws only) Whether the API server endpoint is public. Default: true."""
+    public_access_cidrs: NotRequired[list[str]]
+    """(aws only) CIDRs allowed to reach a public endpoint. Default: 0.0.0.0/0."""
+    adopt: NotRequired[bool]
+    """(aws only) Adopt an EKS cluster that already exists under `name` instead of creating one; its node
+groups go into `subnetIds`. Default: false."""
+    admins: NotRequired[list[str]]
+    """(aws only) IAM principal ARNs given cluster-admin access entries. Default: none (the creator is admin)."""
+    system_pool: NotRequired[SystemPoolSpec]
+    """aws: The add-on node group. Default: 2-4 m6i.2xlarge nodes.
+gcp: The add-on node pool. Default: 2-4 e2-standard-8 nodes."""
+    project: NotRequired[str]
+    """(gcp only) GCP project id. Required."""
+    zone: NotRequired[str]
+    """(gcp only) Make the cluster zonal in this zone. Default: regional."""
+    network: NotRequired[str]
+    """(gcp only) VPC network name. Default: default."""
+    subnetwork: NotRequired[str]
+    """(gcp only) Subnetwork name. Default: the network's auto subnet."""
+    release_channel: NotRequired[GcpClusterSpecReleaseChannel]
+    """(gcp only) GKE release channel. Default: REGULAR."""
+    gpu_networks: NotRequired[GpuNetworksSpec]
+    """(gcp only) The VPCs and subnets made for GPUDirect pools' extra NICs. Default: subnets from 192.168.0.0/16."""
+    kubeconfig: NotRequired[str]
+    """(existing only) Kubeconfig contents or path (store it as a secret). Default: the ambient kubeconfig."""
+    context: NotRequired[str]
+    """(existing only) Kubeconfig context. Default: the current context."""
+
+
+class TaintEffect(StrEnum):
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+class Taint(TypedDict):
+    """A node taint; jobs on the pool get the matching toleration."""
+
+    # from components.models.nodepool.Taint
+    key: str
+    """Taint key. Required."""
+    value: NotRequired[str]
+    """Taint value. Default: empty."""
+    effect: NotRequired[TaintEffect]
+    """Taint effect. Default: NoSchedule."""
+
+
+class NodePoolSpecPlacement(StrEnum):
+    CLUSTER = "cluster"
+    COMPACT = "compact"
+    NONE = "none"
+
+
+class CapacitySpecType(StrEnum):
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    CAPACITY_BLOCK = "capacity-block"
+    FLEX_START = "flex-start"
+
+
+class CapacitySpec(TypedDict):
+    """How the pool's nodes are bought."""
+
+    # from components.models.nodepool.CapacitySpec
+    type: NotRequired[CapacitySpecType]
+    """on-demand | spot | reservation (AWS ODCR or GCP specific reservation) | capacity-block (AWS
+Capacity Block for ML) | flex-start (GCP DWS). Default: on-demand."""
+    reservation_id: NotRequired[str]
+    """The reservation (ODCR id, Capacity Block id, or GCP reservation name). Required for
+reservation and capacity-block; not allowed otherwise. Default: none."""
+    end_time: NotRequired[str]
+    """When a Capacity Block ends, with its time zone (e.g. 2026-12-01T11:30:00Z). A node group pool
+scales to zero an hour before it, so pods drain and checkpoint before EC2 reclaims the instances
+(from 30 minutes before the end); Karpenter learns the end from EC2 itself. Default: none."""
+
+
+class Fabric(StrEnum):
+    "How GPUs talk across nodes: EFA (AWS), InfiniBand or RoCE through Multus (existing clusters),\nGKE GPUDirect (tcpx, tcpxo, rdma), or TCP sockets on eth0."
+
+    EFA = "efa"
+    INFINIBAND = "infiniband"
+    ROCE = "roce"
+    TCP = "tcp"
+    TCPX = "tcpx"
+    TCPXO = "tcpxo"
+    RDMA = "rdma"
+
+
+class NodePoolSpecAcceleratorNetworkProfile(StrEnum):
+    AUTO = "auto"
+    NONE = "none"
+
+
+class NodePoolSpecGpuDriverVersion(StrEnum):
+    DEFAULT = "DEFAULT"
+    LATEST = "LATEST"
+    INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
+
+
+class NodePoolSpecProvisioner(StrEnum):
+    KARPENTER = "karpenter"
+    NODEGROUP = "nodegroup"
+
+
+class NodePoolSpecLocalStorage(StrEnum):
+    RAID0 = "raid0"
+    NONE = "none"
+
+
+class RailType(StrEnum):
+    MACVLAN = "macvlan"
+    SRIOV = "sriov"
+    IB_SRIOV = "ib-sriov"
+    HOST_DEVICE = "host-device"
+    IPOIB = "ipoib"
+
+
+class RailsSpec(TypedDict):
+    "A node's GPU rails, declared once: one NetworkAttachmentDefinition per rail, each on its own subnet,\nevery one attached to every worker. Rails that state only count, devices and speedGbps (`rails: 8`)\nmake no NADs: the pool's `networks` list them by hand, or (InfiniBand) workers reach the HCAs through\nthe RDMA shared device plugin alone."
+
+    # from components.models.network.RailsSpec
+    count: int
+    """Rails per node: the RDMA NICs (or ports) for GPU traffic, one per GPU on HGX / DGX machines. Required."""
+    type: NotRequired[RailType]
+    """How a pod attaches each rail: macvlan, sriov or host-device on a roce pool; ipoib, ib-sriov or
+host-device on an infiniband pool. Default: macvlan (roce), ipoib (infiniband)."""
+    interfaces: NotRequired[list[str]]
+    """Each rail's host interface, in rail order: a list, or a pattern in which {i} counts rails from 0 and
+{n} from 1 ("ens{n}f0np0" gives ens1f0np0 … ens8f0np0). The macvlan / ipoib parent or the host-device
+device, and what the RDMA shared device plugin exposes. Required for macvlan, ipoib and host-device rails."""
+    devices: NotRequired[list[str]]
+    """Each rail's RDMA device, in rail order: a list or a pattern ("mlx5_{i}"). NCCL_IB_HCA then names
+exactly these (=mlx5_0,mlx5_1,…), never a storage or front-end port. Default: none, and NCCL_IB_HCA
+falls back to network.rdma.hca (render warns)."""
+    resource_name: NotRequired[list[str]]
+    """sriov / ib-sriov: each rail's VF resource: a list, a pattern ("nvidia.com/rail_{i}"), or one name every
+rail draws from. Required for those types."""
+    range: NotRequired[str]
+    """The subnet the rails' subnets are carved from, e.g. 192.168.0.0/16: rail i gets its i-th subnet of
+`prefixLength` (whereabouts IPAM). Required when the rails make their NADs."""
+    prefix_length: NotRequired[int]
+    """Each rail's subnet size, as a prefix length. Default: 24 for an IPv4 range, 64 for IPv6."""
+    speed_gbps: NotRequired[float]
+    """One rail's line rate in Gbps (400 for ConnectX-7 NDR / 400GbE); the pool's fabric bandwidth is
+count x this. Default: unknown."""
+    namespace: NotRequired[str]
+    """Namespace of the rails' NADs. Default: training."""
+    mtu: NotRequired[int]
+    """Each rail interface's MTU. Default: the plugin's."""
+    pkey: NotRequired[str]
+    """ib-sriov: InfiniBand partition key, e.g. 0x00FF. Default: none."""
+    vlan: NotRequired[int]
+    """sriov: VLAN id. Default: none."""
+
+
+class NcclTest(StrEnum):
+    """The NCCL-tests collectives a fabric check can run."""
+
+    ALL_REDUCE_PERF = "all_reduce_perf"
+    ALL_GATHER_PERF = "all_gather_perf"
+    REDUCE_SCATTER_PERF = "reduce_scatter_perf"
+    ALLTOALL_PERF = "alltoall_perf"
+
+
+class NcclSizesSpec(TypedDict):
+    """The message sizes of an NCCL test, in nccl-tests notation (8, 64K, 1M, 8G)."""
+
+    # from components.models.nodepool.NcclSizesSpec
+    min: NotRequired[str]
+    """Smallest message. Default: 1M."""
+    max: NotRequired[str]
+    """Largest message, where the floor applies. Default: 8G on GPUs with 40 GiB or more, else 1G."""
+    factor: NotRequired[int]
+    """Each size is the previous one times this. Default: 2."""
+
+
+class FabricCheckSpec(TypedDict):
+    "The pool's fabric acceptance gate: NCCL tests across its nodes at deploy time, which fail\n`pulumi up` below the expected bus bandwidth or on a fallback to sockets."
+
+    # from components.models.nodepool.FabricCheckSpec
+    enabled: NotRequired[bool]
+    """Run the gate. Default: on for a pool with a fast fabric (efa, infiniband, roce, tcpx, tcpxo,
+rdma) that keeps at least `nodes` nodes (minNodes); a gate never scales a pool up by itself."""
+    nodes: NotRequired[int]
+    """Nodes the test spans, all GPUs of each. At most minNodes. Default: 2."""
+    min_bus_bandwidth: NotRequired[float]
+    """The floor, in GB/s of bus bandwidth at the largest message size. Default: the catalog's figure
+for the machine and fabric, else half the fabric's nominal bandwidth; required where neither is
+known."""
+    test: NotRequired[NcclTest]
+    """all_reduce_perf | all_gather_perf | reduce_scatter_perf | alltoall_perf. Default: all_reduce_perf."""
+    sizes: NotRequired[NcclSizesSpec]
+    """The message sizes: `{min, max, factor}`. Default: 1M to 8G (1G on GPUs under 40 GiB), doubling."""
+    image: NotRequired[str]
+    """The NCCL-tests image (with mpirun, sshd and the fabric's NCCL plugin). Default: a pinned public
+image for the pool's fabric."""
+    timeout_minutes: NotRequired[int]
+    """How long the gate may take, image pulls included, before it fails. Default: 30."""
+
+
+class NodePoolSpec(TypedDict):
+    """A pool of identical GPU nodes."""
+
+    # from components.models.nodepool.NodePoolSpec
+    name: str
+    """Pool name; jobs refer to it as `nodePool`. Required."""
+    instance_type: NotRequired[str]
+    """AWS instance type, e.g. p5.48xlarge. Required on AWS."""
+    machine_type: NotRequired[str]
+    """GCP machine type, e.g. a3-highgpu-8g. Required on GCP."""
+    accelerator_type: NotRequired[str]
+    """GCP accelerator type. Default: from the catalog for the machine type."""
+    gpus_per_node: NotRequired[int]
+    """GPUs per node. Required on existing clusters; elsewhere derived from the catalog, and a
+stated value that contradicts it is an error. Default: from the catalog."""
+    gpu_model: NotRequired[str]
+    """GPU model, for summaries. Default: from the catalog."""
+    min_nodes: NotRequired[int]
+    """Minimum nodes. Default: 0."""
+    max_nodes: NotRequired[int]
+    """Maximum nodes; a job's `nodes` may not exceed it. Default: the most nodes a job of this stack
+asks of the pool (its `nodes`, or `elastic.maxNodes`), and at least minNodes and 1."""
+    zone: NotRequired[str]
+    """The zone the pool lives in. Required with EFA or a placement group. Default: none."""
+    taints: NotRequired[list[Taint]]
+    """Node taints. Default: nvidia.com/gpu=true:NoSchedule (nvidia.com/gpu=present:NoSchedule on
+GKE, the taint GKE sets itself)."""
+    labels: NotRequired[dict[str, str]]
+    """Extra node labels. Default: none."""
+    placement: NotRequired[NodePoolSpecPlacement]
+    """cluster (AWS cluster placement group) | compact (GCP compact placement) | none.
+Default: cluster on AWS, compact on GCP, none on existing clusters."""
+    capacity: NotRequired[CapacitySpec]
+    """How nodes are bought. Default: on-demand."""
+    fabric: NotRequired[Fabric]
+    """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp. Default: the machine's fastest: efa for an
+AWS type with EFA; on GKE tcpx for a3-highgpu-8g, tcpxo for a3-megagpu-8g, rdma for a3-ultragpu-8g
+and a4-highgpu-8g; else tcp, which is also the explicit opt-out."""
+    accelerator_network_profile: NotRequired[NodePoolSpecAcceleratorNetworkProfile]
+    """GKE rdma pools: auto (GKE makes the RDMA networks itself and pods claim the NICs through DRA,
+device class mrdma.google.com; GKE 1.34.1-gke.1829001 and later) or none (this stack makes the
+RoCE VPC, its subnets and the Network objects). Default: auto when cluster.kubernetesVersion is
+1.35 or later, else none (on 1.34, set auto once the cluster runs 1.34.1-gke.1829001 or later)."""
+    networks: NotRequired[list[str]]
+    """NetworkAttachmentDefinitions a pod on this pool attaches (infiniband / roce). Default: none."""
+    node_selector: NotRequired[dict[str, str]]
+    """Existing clusters: the labels that find this pool's nodes. Default, when the stack has this one
+pool and installs the GPU Operator: nvidia.com/gpu.present=true, the label its GPU Feature
+Discovery puts on every GPU node; required otherwise."""
+    disk_size_gb: NotRequired[int]
+    """Root disk size in GiB. Default: 500."""
+    gpu_driver_version: NotRequired[NodePoolSpecGpuDriverVersion]
+    """GKE-managed driver version. Default: DEFAULT."""
+    provisioner: NotRequired[NodePoolSpecProvisioner]
+    """EKS: what makes the pool's nodes. karpenter (a NodePool and EC2NodeClass: nodes appear when
+pods need them and go when empty) or nodegroup (a managed node group, scaled between minNodes
+and maxNodes by the Cluster Autoscaler). Default: karpenter for pools that scale from zero
+(minNodes 0), nodegroup for pools that keep minNodes nodes warm."""
+    local_storage: NotRequired[NodePoolSpecLocalStorage]
+    """The machine's local NVMe or SSD disks: raid0 (one RAID0 array for the container runtime, images
+and pods' ephemeral storage) or none. Default: raid0 when the catalog says the machine has
+local disks, else none."""
+    rails: NotRequired[RailsSpec]
+    """roce / infiniband: the node's GPU rails, declared once. `{count: 8, interfaces: "ens{n}f0np0",
+devices: "mlx5_{i}", range: 192.168.0.0/16, speedGbps: 400}` makes one NAD per rail (<pool>-rail-0,
+<pool>-rail-1, ...) and attaches them all; `rails: 8` (or count, devices and speedGbps alone) only
+states them, for a pool that lists its rails' NADs by hand in `networks`. Default: none."""
+    traffic_class: NotRequired[int]
+    """roce / infiniband: NCCL_IB_TC, the traffic class NCCL's RDMA traffic carries, matching the
+fabric's lossless (PFC / ECN) class: DSCP x 4, plus the ECN bits (e.g. 106 for DSCP 26). Default:
+unset (NCCL's 0)."""
+    service_level: NotRequired[int]
+    """roce / infiniband: NCCL_IB_SL, the InfiniBand service level (the priority on RoCE) of NCCL's
+traffic. Default: unset (NCCL's 0)."""
+    fabric_check: NotRequired[FabricCheckSpec]
+    """The fabric acceptance gate: `{enabled, nodes, minBusBandwidth, test, minBytes, maxBytes, image}`.
+Default: on for a fast fabric with minNodes of 2 or more, at the catalog's floor."""
+
+
+class MultusSpec(TypedDict):
+    """The Multus meta-plugin."""
+
+    # from components.models.network.MultusSpec
+    enabled: NotRequired[bool]
+    """Install Multus (thick plugin). Default: true."""
+
+
+class NetworkType(StrEnum):
+    MACVLAN = "macvlan"
+    SRIOV = "sriov"
+    IB_SRIOV = "ib-sriov"
+    HOST_DEVICE = "host-device"
+    IPOIB = "ipoib"
+
+
+class NetworkSpecMode(StrEnum):
+    BRIDGE = "bridge"
+    PRIVATE = "private"
+    VEPA = "vepa"
+    PASSTHRU = "passthru"
+
+
+class IpamSpecType(StrEnum):
+    WHEREABOUTS = "whereabouts"
+    HOST_LOCAL = "host-local"
+
+
+class IpamSpec(TypedDict):
+    """IP address management for a secondary network."""
+
+    # from components.models.network.IpamSpec
+    type: NotRequired[IpamSpecType]
+    """whereabouts (cluster-wide, no collisions across nodes) | host-local (per node; give each
+node its own range). Default: whereabouts."""
+    range: str
+    """The subnet in CIDR form, e.g. 192.168.10.0/24. Required."""
+    range_start: NotRequired[str]
+    """First address to hand out. Default: the subnet's first."""
+    range_end: NotRequired[str]
+    """Last address to hand out. Default: the subnet's last."""
+    gateway: NotRequired[str]
+    """Gateway address. Default: none."""
+    exclude: NotRequired[list[str]]
+    """whereabouts: CIDRs never handed out. Default: none."""
+    routes: NotRequired[list[str]]
+    """Destination CIDRs routed over this network. Default: none."""
+
+
+class NetworkSpec(TypedDict):
+    """A NetworkAttachmentDefinition: a secondary interface pods attach through Multus."""
+
+    # from components.models.network.NetworkSpec
+    name: str
+    """NAD name; pools list it in `networks`. Required."""
+    namespace: NotRequired[str]
+    """Namespace of the NAD (jobs attach NADs of their own namespace). Default: training."""
+    type: NetworkType
+    """macvlan | sriov | ib-sriov | host-device | ipoib (InfiniBand: an IPoIB child of `master`, with the
+RDMA shared device plugin). Required."""
+    master: NotRequired[str]
+    """macvlan / ipoib: the host interface, e.g. enp94s0f0 (macvlan) or ibs1 (ipoib). Required for those."""
+    mode: NotRequired[NetworkSpecMode]
+    """macvlan mode. Default: bridge."""
+    resource_name: NotRequired[str]
+    """sriov / ib-sriov: the device-plugin resource of the VFs, e.g. nvidia.com/sriov_rdma_vf.
+Required for those types; pods request one."""
+    device: NotRequired[str]
+    """host-device: the host device or interface, e.g. mlx5_0. Required for host-device."""
+    pkey: NotRequired[str]
+    """ib-sriov: InfiniBand partition key, e.g. 0x00FF. Default: none."""
+    vlan: NotRequired[int]
+    """sriov: VLAN id. Default: none."""
+    mtu: NotRequired[int]
+    """Interface MTU. Default: the plugin's."""
+    ipam: NotRequired[IpamSpec]
+    """Address management. Required, except for ipoib, where the default is none: the pod's IPoIB
+interface then gets no address, and NCCL bootstraps on eth0."""
+    interface: NotRequired[str]
+    """The interface name the pod sees; NCCL_SOCKET_IFNAME follows it. Default: net1 for a pool's
+first network, net2 for the second, and so on."""
+    rdma_device: NotRequired[str]
+    """The RDMA device behind this network as pods see it, e.g. mlx5_0; when every network a pool attaches
+names one, NCCL_IB_HCA lists exactly those. Default: the host-device `device` when it is an mlx5_*
+device, else none."""
+
+
+class RdmaSpec(TypedDict):
+    """How pods get RDMA devices on InfiniBand and RoCE pools."""
+
+    # from components.models.network.RdmaSpec
+    shared_device_plugin: NotRequired[bool]
+    """Install the RDMA shared device plugin and have pods request its resource. Default: true."""
+    resource_name: NotRequired[str]
+    """The RDMA resource pods request. Default: rdma/rdma_shared_device_a."""
+    hca: NotRequired[str]
+    """NCCL_IB_HCA for pools whose rails or networks name no RDMA devices: a prefix (mlx5), an exact list
+(=mlx5_0,mlx5_3) or an exclusion (^mlx5_bond_0). A bare prefix also matches storage and front-end
+ports, so render warns about it. Default: mlx5."""
+    interfaces: NotRequired[list[str]]
+    """Host interfaces whose RDMA devices the shared plugin exposes. Default: the NAD masters."""
+
+
+class SriovPolicySpecLinkType(StrEnum):
+    ETH = "eth"
+    IB = "ib"
+
+
+class SriovPolicySpec(TypedDict):
+    """An SriovNetworkNodePolicy: which physical functions get how many VFs, exposed as which resource."""
+
+    # from components.models.network.SriovPolicySpec
+    name: str
+    """Policy name. Required."""
+    resource_name: str
+    """The VF resource name, without prefix (e.g. sriov_rdma_vf). Required."""
+    pf_names: list[str]
+    """Physical function interfaces, e.g. [ens1f0]. Required."""
+    num_vfs: int
+    """VFs per physical function. Required."""
+    link_type: NotRequired[SriovPolicySpecLinkType]
+    """eth (RoCE) | ib (InfiniBand). Default: eth."""
+    is_rdma: NotRequired[bool]
+    """Expose the VFs' RDMA devices. Default: true."""
+    node_selector: NotRequired[dict[str, str]]
+    """Nodes the policy configures. Default: SR-IOV capable nodes (NFD label)."""
+
+
+class SriovSpec(TypedDict):
+    """The SR-IOV Network Operator."""
+
+    # from components.models.network.SriovSpec
+    operator: NotRequired[bool]
+    """Install the SR-IOV Network Operator. Default: false."""
+    resource_prefix: NotRequired[str]
+    """Prefix of the VF resources the operator advertises. Default: openshift.io."""
+    policies: NotRequired[list[SriovPolicySpec]]
+    """SriovNetworkNodePolicies (need the operator). Default: none."""
+
+
+class NetworkConfig(TypedDict):
+    """Secondary networking for RDMA fabrics."""
+
+    # from components.models.network.NetworkConfig
+    multus: NotRequired[MultusSpec]
+    """Multus. Default: enabled."""
+    networks: NotRequired[list[NetworkSpec]]
+    """NetworkAttachmentDefinitions. Default: none."""
+    rdma: NotRequired[RdmaSpec]
+    """RDMA devices for pods. Default: the shared device plugin with rdma/rdma_shared_device_a."""
+    sriov: NotRequired[SriovSpec]
+    """SR-IOV operator. Default: off."""
+
+
+class GpuOperatorSpec(TypedDict):
+    """The NVIDIA GPU Operator."""
+
+    # from components.models.platform.GpuOperatorSpec
+    enabled: NotRequired[bool]
+    """Install the GPU Operator. Default: true, except on GKE, whose pools come with GKE's own
+driver and device plugin."""
+    driver: NotRequired[bool]
+    """Run the containerized driver. Default: false on AWS (the accelerated AMI ships it) and
+GCP (GKE-managed drivers), true on existing clusters."""
+    rdma: NotRequired[Any]
+    """GPUDirect RDMA: dmabuf (the Linux kernel's DMA-BUF, with the open GPU kernel modules and the
+inbox NIC drivers; no MOFED) | peermem (the legacy nvidia-peermem module, which needs MOFED: the
+hosts' with useHostMofed, else the Network Operator's DOCA-OFED driver container) | true (dmabuf) |
+false (off). Default: dmabuf when a pool's fabric is infiniband or roce, else off."""
+    use_host_mofed: NotRequired[bool]
+    """peermem: MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed), so no driver
+container brings it. Default: false."""
+
+
+class TrainingOperatorSpec(TypedDict):
+    """The Kubeflow Training Operator and the MPI Operator."""
+
+    # from components.models.platform.TrainingOperatorSpec
+    enabled: NotRequired[bool]
+    """Install the Training Operator (PyTorchJob, TFJob). Default: true."""
+    mpi: NotRequired[bool]
+    """Install MPI Operator v2beta1 for MPIJobs. Default: true."""
+
+
+class TrainerSpec(TypedDict):
+    """Kubeflow Trainer v2 (TrainJob, training runtimes) and JobSet, which it runs on."""
+
+    # from components.models.platform.TrainerSpec
+    enabled: NotRequired[bool]
+    """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes.
+Default: false."""
+    mpi_image: NotRequired[str]
+    """The image the nodes of the pools' DeepSpeed and MPI runtimes run: Trainer v2.3 starts them from the
+runtime, not the TrainJob, so a job with another image gets a runtime of its own. It runs sshd as the
+upstream deepspeed-runtime image does (user 1000, /home/mpiuser/.sshd_config, port 2222).
+Default: Trainer's deepspeed-runtime image of the pinned release."""
+
+
+class SchedulerSpecType(StrEnum):
+    VOLCANO = "volcano"
+    KUEUE = "kueue"
+    NONE = "none"
+
+
+class QueueSpec(TypedDict):
+    """A queue of GPU capacity that jobs submit to."""
+
+    # from components.models.platform.QueueSpec
+    name: str
+    """Queue name; jobs refer to it as `scheduler.queue`. Required."""
+    gpus: int
+    """GPUs the queue may use at once. Required."""
+    weight: NotRequired[int]
+    """Share of the cluster when queues compete (the Volcano Queue's weight; the Kueue ClusterQueue's
+fair-sharing weight within its cohort). Default: 1."""
+    reclaimable: NotRequired[bool]
+    """Whether other queues may reclaim its idle share (Volcano). Default: true."""
+    pools: NotRequired[list[str]]
+    """Pools whose GPUs the queue draws on (Kueue flavors). Default: every pool."""
+    namespaces: NotRequired[list[str]]
+    """Namespaces that get a LocalQueue for it (Kueue). Default: every namespace the stack uses."""
+    cohort: NotRequired[str]
+    """Kueue cohort: queues of one cohort borrow each other's idle GPUs, and reclaim what they lent.
+A cohort of its own keeps a queue apart. Default: `gpu-training`, one cohort for every queue of the stack."""
+    borrowing_limit: NotRequired[int]
+    """GPUs the queue may borrow from its cohort beyond `gpus`, on each of its pools (Kueue).
+Default: none set, so up to what the cohort has idle."""
+    lending_limit: NotRequired[int]
+    """GPUs of its own quota, on each of its pools, that the queue lends to its cohort while idle (Kueue).
+Default: none set, so all of them."""
+
+
+class PriorityClassSpec(TypedDict):
+    """A PriorityClass jobs can name in scheduler.priorityClass."""
+
+    # from components.models.platform.PriorityClassSpec
+    name: str
+    """Name. Required."""
+    value: int
+    """Priority; higher preempts lower. Required."""
+    preempting: NotRequired[bool]
+    """Whether pods of this class preempt lower ones. Default: true."""
+    description: NotRequired[str]
+    """What the class is for. Default: empty."""
+
+
+class TopologyLevelSpec(TypedDict):
+    """One level of the cluster's network topology, a node label whose value names the domain."""
+
+    # from components.models.platform.TopologyLevelSpec
+    name: str
+    """Short name jobs use in `topology.level`, e.g. rack. Required."""
+    node_label: str
+    """The node label, e.g. example.com/rack. Required."""
+
+
+class SchedulerTopologySpec(TypedDict):
+    """Topology-aware placement: jobs land on nodes close together in the network."""
+
+    # from components.models.platform.SchedulerTopologySpec
+    enabled: NotRequired[bool]
+    """Place jobs by network topology (a Kueue Topology, or Volcano HyperNodes). Default: false."""
+    levels: NotRequired[list[TopologyLevelSpec]]
+    """Existing clusters: the topology's levels, coarsest first; kubernetes.io/hostname is added as the
+finest level `host`. Default: none (on AWS and GCP the levels come from the provider)."""
+
+
+class SchedulerSpec(TypedDict):
+    """The gang scheduler, so that a multi-node job starts whole or not at all."""
+
+    # from components.models.platform.SchedulerSpec
+    type: NotRequired[SchedulerSpecType]
+    """volcano | kueue | none. Default: volcano."""
+    queues: NotRequired[list[QueueSpec]]
+    """Queues. Default: none (Volcano's `default` queue)."""
+    priority_classes: NotRequired[list[PriorityClassSpec]]
+    """PriorityClasses to create. Default: none."""
+    topology: NotRequired[SchedulerTopologySpec]
+    """Topology-aware placement. Default: off."""
+
+
+class Backend(StrEnum):
+    EFS = "efs"
+    FSX_LUSTRE = "fsx-lustre"
+    FILESTORE = "filestore"
+    NFS = "nfs"
+    STORAGE_CLASS = "storageClass"
+
+
+class VolumeSpecAccessMode(StrEnum):
+    READ_WRITE_MANY = "ReadWriteMany"
+    READ_ONLY_MANY = "ReadOnlyMany"
+    READ_WRITE_ONCE = "ReadWriteOnce"
+
+
+class VolumeSpecTier(StrEnum):
+    BASIC_HDD = "BASIC_HDD"
+    BASIC_SSD = "BASIC_SSD"
+    ZONAL = "ZONAL"
+    REGIONAL = "REGIONAL"
+    ENTERPRISE = "ENTERPRISE"
+
+
+class VolumeSpecConnectMode(StrEnum):
+    DIRECT_PEERING = "DIRECT_PEERING"
+    PRIVATE_SERVICE_ACCESS = "PRIVATE_SERVICE_ACCESS"
+
+
+class VolumeSpecThroughputPerTib(IntEnum):
+    V125 = 125
+    V250 = 250
+    V500 = 500
+    V1000 = 1000
+
+
+class LustreMetadataSpecMode(StrEnum):
+    AUTOMATIC = "AUTOMATIC"
+    USER_PROVISIONED = "USER_PROVISIONED"
+
+
+class LustreMetadataSpec(TypedDict):
+    """FSx for Lustre (PERSISTENT_2) metadata performance: how many metadata IOPS the file system has."""
+
+    # from components.models.storage.LustreMetadataSpec
+    mode: NotRequired[LustreMetadataSpecMode]
+    """AUTOMATIC (FSx scales metadata IOPS with storage capacity) or USER_PROVISIONED (`iops`).
+Default: AUTOMATIC."""
+    iops: NotRequired[int]
+    """USER_PROVISIONED: metadata IOPS, 1500, 3000, 6000, or a multiple of 12000 up to 192000. Required for
+USER_PROVISIONED; FSx cannot lower it later without recreating the file system. Default: none."""
+
+
+class VolumeSpec(TypedDict):
+    """A persistent volume claim that jobs mount, and what backs it."""
+
+    # from components.models.storage.VolumeSpec
+    name: str
+    """Claim name; jobs mount it as `claim`. Required."""
+    namespace: NotRequired[str]
+    """Namespace of the claim. Default: training."""
+    backend: Backend
+    """efs | fsx-lustre | filestore | nfs | storageClass. Required."""
+    size: str
+    """Requested capacity, e.g. 2Ti. Required."""
+    access_mode: NotRequired[VolumeSpecAccessMode]
+    """Access mode. Default: ReadWriteMany (every node of a job mounts it)."""
+    server: NotRequired[str]
+    """nfs: the NFS server. Required for nfs."""
+    share: NotRequired[str]
+    """nfs: the exported path. Required for nfs."""
+    class_name: NotRequired[str]
+    """storageClass: an existing StorageClass. Required for storageClass."""
+    file_system_id: NotRequired[str]
+    """efs / fsx-lustre: use this file system instead of creating one. Default: create one."""
+    s3_import_path: NotRequired[str]
+    """fsx-lustre: link the file system to this S3 prefix. Default: none."""
+    tier: NotRequired[VolumeSpecTier]
+    """filestore: the service tier. Default: BASIC_SSD."""
+    connect_mode: NotRequired[VolumeSpecConnectMode]
+    """filestore: how the instance joins the VPC; PRIVATE_SERVICE_ACCESS for a Shared VPC (the network is
+then passed as projects/<project>/global/networks/<name>). Default: DIRECT_PEERING (the driver's)."""
+    zone: NotRequired[str]
+    """fsx-lustre: the zone of the file system (one subnet). Default: the zone of the first GPU pool."""
+    throughput_per_ti_b: NotRequired[VolumeSpecThroughputPerTib]
+    """fsx-lustre: the PERSISTENT_2 throughput tier in MB/s per TiB (file system throughput = capacity x
+tier; it can be changed in place). Default: 500 (24 TiB give 12 GB/s)."""
+    metadata_configuration: NotRequired[LustreMetadataSpec]
+    """fsx-lustre: metadata IOPS, `{mode: AUTOMATIC}` or `{mode: USER_PROVISIONED, iops: N}`.
+Default: not sent, so FSx applies its own default for the file system."""
+    mount_options: NotRequired[list[str]]
+    """nfs / filestore / efs / fsx-lustre: the mount options of the class or volume made here, replacing
+the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
+fsx-lustre `flock`; filestore and efs none (their drivers' own)."""
+
+
+class StorageConfig(TypedDict):
+    """Storage the platform provides."""
+
+    # from components.models.storage.StorageConfig
+    volumes: NotRequired[list[VolumeSpec]]
+    """Claims for checkpoints and data. Default: none."""
+
+
+class MonitoringSpec(TypedDict):
+    """What the cluster monitors with."""
+
+    # from components.models.platform.MonitoringSpec
+    prometheus: NotRequired[bool]
+    """The Prometheus Operator runs on the cluster: add ServiceMonitors (DCGM exporter). Default: false."""
+
+
+class NamespaceSpec(TypedDict):
+    """A namespace the platform creates, optionally with a GPU quota."""
+
+    # from components.models.platform.NamespaceSpec
+    name: str
+    """Namespace name. Required."""
+    gpu_quota: NotRequired[int]
+    """ResourceQuota on requests.nvidia.com/gpu. Default: none."""
+
+
+class Launcher(StrEnum):
+    "pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service) |\ntrainjob (Kubeflow Trainer v2 TrainJob)."
+
+    PYTORCH = "pytorch"
+    MPI = "mpi"
+    TENSORFLOW = "tensorflow"
+    INDEXED = "indexed"
+    TRAINJOB = "trainjob"
+
+
+class Runtime(StrEnum):
+    """The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun)."""
+
+    TORCH = "torch"
+    DEEPSPEED = "deepspeed"
+    MPI = "mpi"
+
+
+class ElasticSpec(TypedDict):
+    """Elastic training (torchrun with a c10d rendezvous): the job runs on between min and max nodes."""
+
+    # from components.models.job.ElasticSpec
+    min_nodes: int
+    """Fewest nodes the job keeps running on. Required."""
+    max_nodes: int
+    """Most nodes the job scales to. Required."""
+    max_restarts: NotRequired[int]
+    """Restarts of the worker group torchrun allows. Default: 3."""
+
+
+class TopologySpecMode(StrEnum):
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+
+
+class TopologySpec(TypedDict):
+    """How close together in the network the job's nodes must be."""
+
+    # from components.models.job.TopologySpec
+    mode: NotRequired[TopologySpecMode]
+    """required (the job waits until it fits in one domain) | preferred (one domain when possible).
+Default: required."""
+    level: str
+    """The topology level whose one domain holds the job: block, subblock or host on GKE; layer-1, layer-2,
+layer-3 (layer-4 on p6) or host on EKS; the declared levels elsewhere. Required."""
+
+
+class JobSchedulerSpec(TypedDict):
+    """Where the job queues; the scheduler type comes from the stack."""
+
+    # from components.models.job.JobSchedulerSpec
+    queue: NotRequired[str]
+    """Queue name. Default: the stack's first queue, or Volcano's `default` queue."""
+    priority_class: NotRequired[str]
+    """PriorityClass of the job's pods. Default: none."""
+
+
+class ResourcesSpec(TypedDict):
+    """CPU and memory of each worker; GPUs come from gpusPerNode."""
+
+    # from components.models.job.ResourcesSpec
+    cpu: NotRequired[str]
+    """CPU per worker, e.g. "32". Default: none (no request or limit)."""
+    memory: NotRequired[str]
+    """Memory per worker, e.g. 512Gi. Default: none (no request or limit)."""
+
+
+class VolumeMountSpec(TypedDict):
+    """A claim mounted into every worker."""
+
+    # from components.models.job.VolumeMountSpec
+    claim: str
+    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required."""
+    mount_path: str
+    """Where it is mounted, an absolute path. Required."""
+    read_only: NotRequired[bool]
+    """Mount read-only. Default: false."""
+    sub_path: NotRequired[str]
+    """Mount only this path inside the volume. Default: the whole volume."""
+
+
+class ScratchSpec(TypedDict):
+    "Node-local scratch space: an emptyDir on the node's disks (its local NVMe / SSD RAID0 where\nthe pool has one), gone with the pod."
+
+    # from components.models.job.ScratchSpec
+    size: str
+    """How much each worker may write, e.g. 500Gi; requested as ephemeral storage. Required."""
+    mount_path: NotRequired[str]
+    """Where it is mounted. Default: /scratch."""
+
+
+class DeepSpeedSpec(TypedDict):
+    """A DeepSpeed config, shipped as a ConfigMap and passed as --deepspeed_config."""
+
+    # from components.models.job.DeepSpeedSpec
+    config: dict[str, Any]
+    """The ds_config.json contents. Required."""
+    mount_path: NotRequired[str]
+    """Directory the ConfigMap is mounted at. Default: /etc/deepspeed."""
+
+
+class TrainingJobSpecRestartPolicy(StrEnum):
+    ON_FAILURE = "OnFailure"
+    NEVER = "Never"
+
+
+class TrainingJobSpec(TypedDict):
+    """A distributed training job: what to run, on how many nodes of which pool, and how."""
+
+    # from components.models.job.TrainingJobSpec
+    name: str
+    """Job name, a DNS-1035 label. Required."""
+    namespace: NotRequired[str]
+    """Namespace. Default: training."""
+    launcher: NotRequired[Launcher]
+    """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
+    runtime: NotRequired[Runtime]
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    image: str
+    """Container image. Required."""
+    command: list[str]
+    """The training program and its arguments, e.g. [train.py, --epochs=3]. torchrun / mpirun
+flags are added by the launcher. Required."""
+    nodes: NotRequired[int]
+    """Nodes (one worker pod per node). Default: elastic.minNodes when elastic, else 1."""
+    gpus_per_node: NotRequired[int]
+    """GPUs per worker. Default: the pool's GPUs per node."""
+    node_pool: NotRequired[str]
+    """The pool the job runs on. Default: the stack's only pool."""
+    elastic: NotRequired[ElasticSpec]
+    """Elastic training, pytorch only. Default: none."""
+    topology: NotRequired[TopologySpec]
+    """Network placement (scheduler.topology must be on). Default: a multi-node job on a pool with a
+topology prefers one domain of its finest level below the host."""
+    scheduler: NotRequired[JobSchedulerSpec]
+    """Queue and priority. Default: the default queue, no priority class."""
+    resources: NotRequired[ResourcesSpec]
+    """CPU and memory per worker. Default: none."""
+    shm_size: NotRequired[str]
+    """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
+    volumes: NotRequired[list[VolumeMountSpec]]
+    """Claims to mount. Default: none."""
+    scratch: NotRequired[ScratchSpec]
+    """Node-local scratch space for each worker. Default: none."""
+    env: NotRequired[dict[str, str]]
+    """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
+    nccl: NotRequired[dict[str, str]]
+    """NCCL settings overriding the fabric's, as `debug: INFO` (NCCL_DEBUG) or `NCCL_BUFFSIZE: ...`.
+Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
+    deepspeed: NotRequired[DeepSpeedSpec]
+    """A DeepSpeed config. Default: none."""
+    backoff_limit: NotRequired[int]
+    """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
+counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
+    max_restarts: NotRequired[int]
+    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
+recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    ttl_seconds_after_finished: NotRequired[int]
+    """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
+recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
+    restart_policy: NotRequired[TrainingJobSpecRestartPolicy]
+    """Pod restart policy. Default: OnFailure for operator launchers, Never for indexed."""
+    port: NotRequired[int]
+    """Rendezvous port of the indexed launcher. Default: 29400."""
+
+
+class StackConfig(TypedDict):
+    """Everything one stack (one environment) declares."""
+
+    # from components.models.stack.StackConfig
+    cluster: ClusterSpec
+    """The cluster: provider aws, gcp or existing. Required."""
+    node_pools: NotRequired[list[NodePoolSpec]]
+    """GPU node pools. Default: none."""
+    network: NotRequired[NetworkConfig]
+    """Multus, NADs, RDMA. Default: Multus on, no networks."""
+    gpu_operator: NotRequired[GpuOperatorSpec]
+    """NVIDIA GPU Operator. Default: enabled."""
+    training_operator: NotRequired[TrainingOperatorSpec]
+    """Kubeflow Training Operator and MPI Operator. Default: both enabled."""
+    trainer: NotRequired[TrainerSpec]
+    """Kubeflow Trainer v2 and JobSet. Default: not installed."""
+    scheduler: NotRequired[SchedulerSpec]
+    """Gang scheduler and queues. Default: Volcano, no queues."""
+    storage: NotRequired[StorageConfig]
+    """Checkpoint and dataset volumes. Default: none."""
+    monitoring: NotRequired[MonitoringSpec]
+    """Monitoring the cluster has. Default: no Prometheus Operator."""
+    namespaces: NotRequired[list[NamespaceSpec]]
+    """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
+Default: none."""
+    jobs: NotRequired[list[TrainingJobSpec]]
+    """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
+
+
+class TrainingJobArgs(TypedDict):
+    """The inputs of a TrainingJob: the TrainingJobSpec fields, and the pool, scheduler and queue it runs with."""
+
+    # from components.models.job.TrainingJobSpec and components.kubernetes.trainingjob.TrainingJob
+    name: NotRequired[str]
+    """Job name, a DNS-1035 label. Default: the resource name."""
+    namespace: NotRequired[str]
+    """Namespace. Default: training."""
+    launcher: NotRequired[Launcher]
+    """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
+    runtime: NotRequired[Runtime]
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    image: str
+    """Container image. Required."""
+    command: list[str]
+    """The training program and its arguments, e.g. [train.py, --epochs=3]. torchrun / mpirun
+flags are added by the launcher. Required."""
+    nodes: NotRequired[int]
+    """Nodes (one worker pod per node). Default: elastic.minNodes when elastic, else 1."""
+    gpus_per_node: NotRequired[int]
+    """GPUs per worker. Default: the pool's GPUs per node."""
+    node_pool: NotRequired[str]
+    """The pool the job runs on. Default: the stack's only pool."""
+    elastic: NotRequired[ElasticSpec]
+    """Elastic training, pytorch only. Default: none."""
+    topology: NotRequired[TopologySpec]
+    """Network placement (scheduler.topology must be on). Default: a multi-node job on a pool with a
+topology prefers one domain of its finest level below the host."""
+    scheduler: NotRequired[JobSchedulerSpec]
+    """Queue and priority. Default: the default queue, no priority class."""
+    resources: NotRequired[ResourcesSpec]
+    """CPU and memory per worker. Default: none."""
+    shm_size: NotRequired[str]
+    """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
+    volumes: NotRequired[list[VolumeMountSpec]]
+    """Claims to mount. Default: none."""
+    scratch: NotRequired[ScratchSpec]
+    """Node-local scratch space for each worker. Default: none."""
+    env: NotRequired[dict[str, str]]
+    """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
+    nccl: NotRequired[dict[str, str]]
+    """NCCL settings overriding the fabric's, as `debug: INFO` (NCCL_DEBUG) or `NCCL_BUFFSIZE: ...`.
+Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
+    deepspeed: NotRequired[DeepSpeedSpec]
+    """A DeepSpeed config. Default: none."""
+    backoff_limit: NotRequired[int]
+    """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
+counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
+    max_restarts: NotRequired[int]
+    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
+recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    ttl_seconds_after_finished: NotRequired[int]
+    """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
+recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
+    restart_policy: NotRequired[TrainingJobSpecRestartPolicy]
+    """Pod restart policy. Default: OnFailure for operator launchers, Never for indexed."""
+    port: NotRequired[int]
+    """Rendezvous port of the indexed launcher. Default: 29400."""
+    pool: pulumi.Input[dict[str, Any]]
+    """The pool the job runs on, as plain data: an entry of a platform's `pools` output (a Platform component's, or a platform stack's `pools` export through a StackReference). Required."""
+    scheduler_type: NotRequired[pulumi.Input[str]]
+    """The cluster's gang scheduler: volcano | kueue | none (a platform's `scheduler` output); the Python API's `scheduler=` keyword, renamed beside the spec's own `scheduler` (queue and priority class). Default: none."""
+    default_queue: NotRequired[pulumi.Input[str]]
+    """The queue when scheduler.queue names none (a platform's `defaultQueue` output); the Python API's `queue=` keyword. Default: none."""

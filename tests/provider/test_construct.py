@@ -1,0 +1,118 @@
+"""Construct over gRPC, as the engine calls it for a TrainingJob declared in TypeScript or YAML: the plugin
+registers, through a resource monitor, exactly what the Python API registers for the same job."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from pulumi.runtime.proto import provider_pb2
+
+from components.kubernetes.trainingjob import TrainingJob
+from components.validation import resolve_file
+from tests.provider.plugin import REPO, plugin, servers, struct
+from tests.support.pulumi_mocks import RecordingMonitor, run
+
+STACK_URN = "urn:pulumi:dev::gpu-training::pulumi:pulumi:Stack::gpu-training-dev"
+JOB = {
+    "image": "registry.example.com/training:v2.0",
+    "command": ["train.py", "--model_name=meta-llama/Llama-3.1-70B", "--batch_size=4"],
+    "nodes": 2,
+    "volumes": [{"claim": "training-checkpoints", "mountPath": "/checkpoints"}],
+    "nccl": {"debug": "INFO"},
+    "resources": {"cpu": "32", "memory": "512Gi"},
+}
+
+
+def _construct(monitor: RecordingMonitor, inputs: dict[str, Any], name: str = "llama") -> Any:
+    with servers(monitor) as (engine, monitor_address, _), plugin(engine) as stub:
+        request = provider_pb2.ConstructRequest(
+            project="gpu-training",
+            stack="dev",
+            organization="organization",
+            monitorEndpoint=monitor_address,
+            type="gpu-training:index:TrainingJob",
+            name=name,
+            parent=STACK_URN,  # the engine passes the calling program's parent: here its stack
+            inputs=struct(inputs),
+            dryRun=False,
+            parallel=4,
+        )
+        return stub.Construct(request, timeout=120)
+
+
+def _registered(monitor: RecordingMonitor) -> list[tuple[str, str, str, dict[str, Any]]]:
+    # The fake monitor's gRPC threads lack the test's Pulumi settings, so its URNs read stack::project.
+    def urn(u: str) -> str:
+        return u.replace("urn:pulumi:stack::project::", "urn:pulumi:dev::gpu-training::")
+
+    return [(r.type, r.name, urn(r.parent), copy.deepcopy(r.inputs)) for r in monitor.registrations]
+
+
+def test_construct_registers_what_the_python_api_does(pulumi_mocks: RecordingMonitor) -> None:
+    pool = resolve_file(REPO / "Pulumi.dev.yaml").pools["h100"]
+    response = _construct(
+        pulumi_mocks, {**JOB, "pool": pool.to_config(), "schedulerType": "volcano", "defaultQueue": "research"}
+    )
+    remote = _registered(pulumi_mocks)
+    state = json_format.MessageToDict(response.state)
+    assert response.urn.endswith("$gpu-training:index:TrainingJob::llama")
+    assert state["worldSize"] == 16
+    assert state["workload"] == "PyTorchJob/training/llama"
+
+    pulumi_mocks.registrations.clear()
+    run(lambda: TrainingJob("llama", JOB, pool=pool, scheduler="volcano", queue="research"))
+    local = _registered(pulumi_mocks)
+
+    assert [(t, n) for t, n, _, _ in remote] == [(t, n) for t, n, _, _ in local]
+    assert remote == local, "same parents and inputs, object by object"
+    assert remote[0][0] == "gpu-training:index:TrainingJob"
+
+
+def test_a_config_mistake_comes_back_as_an_error_naming_the_field(pulumi_mocks: RecordingMonitor) -> None:
+    pool = resolve_file(REPO / "Pulumi.dev.yaml").pools["h100"]
+    with pytest.raises(grpc.RpcError) as raised:
+        _construct(pulumi_mocks, {**JOB, "nodes": 0, "pool": pool.to_config()})
+    assert "nodes" in str(raised.value.details())
+
+
+def test_a_missing_required_input_is_refused_before_the_component_runs(pulumi_mocks: RecordingMonitor) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        _construct(pulumi_mocks, {"image": "x", "command": ["train.py"]})
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert not pulumi_mocks.registrations
+
+
+def test_the_callers_kubernetes_provider_reaches_every_object(pulumi_mocks: RecordingMonitor) -> None:
+    """A TypeScript program passes `providers: [k8sProvider]` (a kubeconfig from the platform stack): the engine
+    sends it in Construct's providers, and every Kubernetes object the job makes uses it."""
+    import pulumi_kubernetes as k8s
+
+    pool = resolve_file(REPO / "Pulumi.dev.yaml").pools["h100"]
+    run(lambda: k8s.Provider("train-dev", kubeconfig="apiVersion: v1\nkind: Config\n"))
+    registered = pulumi_mocks.named("train-dev")
+    ref = f"{registered.urn}::train-dev-id"
+    pulumi_mocks.registrations.clear()
+    with servers(pulumi_mocks) as (engine, monitor_address, _), plugin(engine) as stub:
+        stub.Construct(
+            provider_pb2.ConstructRequest(
+                project="workloads",
+                stack="dev",
+                organization="organization",
+                monitorEndpoint=monitor_address,
+                type="gpu-training:index:TrainingJob",
+                name="llama",
+                parent=STACK_URN,
+                inputs=struct({**JOB, "pool": pool.to_config(), "schedulerType": "volcano"}),
+                providers={"kubernetes": ref},
+                dryRun=False,
+                parallel=4,
+            ),
+            timeout=120,
+        )
+    objects = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")]
+    assert {r.type for r in objects} >= {"kubernetes:kubeflow.org/v1:PyTorchJob"}
+    assert all(r.provider == ref for r in objects), [(r.type, r.provider) for r in objects]

@@ -1,0 +1,118 @@
+"""The plugin's Platform builds what the stack program (`pulumi up -s dev`) builds, from the same configuration:
+in-process (the front class, given its inputs as the component provider hands them over) and over gRPC
+(Construct, as a TypeScript or YAML program calls it). The stack program itself is a Platform, so this checks
+the path from the schema's inputs to the config models, and the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from google.protobuf import json_format
+from pulumi.runtime.proto import provider_pb2
+
+import stacks
+from tests.provider.plugin import REPO, plugin, servers, struct
+from tests.support.pulumi_mocks import RecordingMonitor, exported, resolved, run, use_stack
+
+STACK_URN = "urn:pulumi:dev::gpu-training::pulumi:pulumi:Stack::gpu-training-dev"
+
+
+def _dev_config() -> dict[str, Any]:
+    """Pulumi.dev.yaml's keys without the namespace: the Platform's inputs, camelCase as written."""
+    config = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"]
+    return {key.removeprefix("gpu-training:"): value for key, value in config.items()}
+
+
+def _children(monitor: RecordingMonitor) -> dict[tuple[str, str], dict[str, Any]]:
+    """What was registered, by (type, name), without the Platform component itself."""
+    return {(r.type, r.name): r.inputs for r in monitor.registrations if r.type != "gpu-training:index:Platform"}
+
+
+def _program(monitor: RecordingMonitor, monkeypatch: Any) -> tuple[dict[tuple[str, str], dict[str, Any]], Any]:
+    monkeypatch.chdir(REPO)
+    use_stack(monitor, REPO / "Pulumi.dev.yaml")
+    exports = exported(run(lambda: stacks.run(stacks.load())))
+    found = _children(monitor)
+    monitor.registrations.clear()
+    return found, exports
+
+
+def test_the_front_class_builds_what_the_stack_program_builds(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    from gpu_training_plugin import Platform
+
+    program, exports = _program(pulumi_mocks, monkeypatch)
+    platforms: list[Any] = []
+    run(lambda: platforms.append(Platform("gpu-training", _snake_keys(_dev_config()))))
+    component = _children(pulumi_mocks)
+
+    assert set(component) == set(program)
+    assert component == program, "the same inputs, resource by resource"
+    platform = pulumi_mocks.named("gpu-training")
+    assert platform.type == "gpu-training:index:Platform"
+    tops = {r.name for r in pulumi_mocks.registrations if r.parent == platform.urn}
+    assert {"train-dev", "addons", "platform", "training-llama-finetune"} <= tops, "children of the component"
+    pools, _ = resolved(platforms[0].pools)
+    assert pools == exports["pools"]
+    _, secret = resolved(platforms[0].kubeconfig)
+    assert secret
+    runtimes, _ = resolved(platforms[0].runtimes)
+    assert runtimes == {"h100": {"torch": "h100-torch", "deepspeed": "h100-deepspeed", "mpi": "h100-mpi"}}
+
+
+def _snake_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """The config as the component provider hands it to the front class: the schema's keys in snake_case
+    and enums as their values (enums are equal to their str values, so plain strings stand in)."""
+    from gpu_training_plugin.config_types import StackConfig
+    from pulumi.provider.experimental.util import camel_case
+
+    def walk(value: Any, tp: Any) -> Any:
+        import typing
+
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if origin is typing.NotRequired:
+            return walk(value, args[0])
+        if typing.is_typeddict(tp) and isinstance(value, dict):
+            hints = tp.__annotations__
+            snake = {camel_case(k): k for k in hints}
+            return {
+                (key := _snake(k)): walk(v, hints.get(key, Any))
+                for k, v in value.items()
+                if _snake(k) in hints or k in snake
+            } | {k: v for k, v in value.items() if _snake(k) not in hints}
+        if origin is list and isinstance(value, list):
+            return [walk(v, args[0]) for v in value]
+        return value
+
+    return walk(config, StackConfig)
+
+
+def _snake(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+
+
+def test_construct_builds_the_dev_stack_over_grpc(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    program, _ = _program(pulumi_mocks, monkeypatch)
+    with servers(pulumi_mocks) as (engine, monitor_address, _), plugin(engine) as stub:
+        response = stub.Construct(
+            provider_pb2.ConstructRequest(
+                project="gpu-training",
+                stack="dev",
+                organization="organization",
+                monitorEndpoint=monitor_address,
+                type="gpu-training:index:Platform",
+                name="gpu-training",
+                parent=STACK_URN,
+                inputs=struct(_dev_config()),
+                dryRun=False,
+                parallel=4,
+            ),
+            timeout=300,
+        )
+    remote = _children(pulumi_mocks)
+    assert set(remote) == set(program)
+    assert remote == program
+    state = json_format.MessageToDict(response.state)
+    assert state["scheduler"] == "volcano"
+    assert state["pools"]["h100"]["gpusPerNode"] == 8
+    assert "kubeconfig" in state

@@ -11,17 +11,15 @@ import jsonschema
 import pytest
 import yaml
 from google.protobuf import json_format
-from pulumi.runtime.proto import provider_pb2
 
 import stacks
-from tests.provider.plugin import plugin, servers, struct
+from tests.provider.plugin import construct
 from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
 from tests.support.pulumi_schema import json_schema
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "yaml-platform"
 PROGRAM = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())
-STACK_URN = "urn:pulumi:dev::gpu-training-yaml-platform::pulumi:pulumi:Stack::gpu-training-yaml-platform-dev"
 
 
 def _platform() -> dict[str, Any]:
@@ -71,22 +69,9 @@ def test_construct_builds_what_the_dev_stack_builds(pulumi_mocks: RecordingMonit
     run(lambda: stacks.run(stacks.load()))
     program = _registered(pulumi_mocks)
     resource = _platform()
-    with servers(pulumi_mocks) as (engine, monitor_address, _), plugin(engine) as stub:
-        response = stub.Construct(
-            provider_pb2.ConstructRequest(
-                project="gpu-training-yaml-platform",
-                stack="dev",
-                organization="organization",
-                monitorEndpoint=monitor_address,
-                type=resource["type"],
-                name="platform",
-                parent=STACK_URN,
-                inputs=struct(resource["properties"]),
-                dryRun=False,
-                parallel=4,
-            ),
-            timeout=300,
-        )
+    response = construct(
+        pulumi_mocks, resource["type"], "platform", resource["properties"], project="gpu-training-yaml-platform"
+    )
     assert _registered(pulumi_mocks) == program, "the same resources with the same inputs"
     state = json_format.MessageToDict(response.state)
     assert set(PROGRAM["outputs"]) <= set(state)

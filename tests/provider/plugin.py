@@ -137,3 +137,33 @@ def struct(value: dict[str, Any]) -> struct_pb2.Struct:
     out = struct_pb2.Struct()
     out.update(value)
     return out
+
+
+def construct(
+    monitor: RecordingMonitor,
+    type_: str,
+    name: str,
+    inputs: dict[str, Any],
+    *,
+    project: str = "gpu-training",
+    providers: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> Any:
+    """Start the plugin against a fake engine and `monitor`, and call Construct as the engine does for a
+    component declared in another language's program (at the root of its `dev` stack); the response."""
+    stack_urn = f"urn:pulumi:dev::{project}::pulumi:pulumi:Stack::{project}-dev"
+    with servers(monitor) as (engine, monitor_address, _), plugin(engine) as stub:
+        request = provider_pb2.ConstructRequest(
+            project=project,
+            stack="dev",
+            organization="organization",
+            monitorEndpoint=monitor_address,
+            type=type_,
+            name=name,
+            parent=stack_urn,
+            inputs=struct(inputs),
+            providers=providers or {},
+            dryRun=False,
+            parallel=4,
+        )
+        return stub.Construct(request, timeout=timeout)

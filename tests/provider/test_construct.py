@@ -9,14 +9,12 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf import json_format
-from pulumi.runtime.proto import provider_pb2
 
 from components.kubernetes.trainingjob import TrainingJob
 from components.validation import resolve_file
-from tests.provider.plugin import REPO, plugin, servers, struct
+from tests.provider.plugin import REPO, construct
 from tests.support.pulumi_mocks import RecordingMonitor, run
 
-STACK_URN = "urn:pulumi:dev::gpu-training::pulumi:pulumi:Stack::gpu-training-dev"
 JOB = {
     "image": "registry.example.com/training:v2.0",
     "command": ["train.py", "--model_name=meta-llama/Llama-3.1-70B", "--batch_size=4"],
@@ -28,20 +26,7 @@ JOB = {
 
 
 def _construct(monitor: RecordingMonitor, inputs: dict[str, Any], name: str = "llama") -> Any:
-    with servers(monitor) as (engine, monitor_address, _), plugin(engine) as stub:
-        request = provider_pb2.ConstructRequest(
-            project="gpu-training",
-            stack="dev",
-            organization="organization",
-            monitorEndpoint=monitor_address,
-            type="gpu-training:index:TrainingJob",
-            name=name,
-            parent=STACK_URN,  # the engine passes the calling program's parent: here its stack
-            inputs=struct(inputs),
-            dryRun=False,
-            parallel=4,
-        )
-        return stub.Construct(request, timeout=120)
+    return construct(monitor, "gpu-training:index:TrainingJob", name, inputs, timeout=120)
 
 
 def _registered(monitor: RecordingMonitor) -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -96,23 +81,15 @@ def test_the_callers_kubernetes_provider_reaches_every_object(pulumi_mocks: Reco
     registered = pulumi_mocks.named("train-dev")
     ref = f"{registered.urn}::train-dev-id"
     pulumi_mocks.registrations.clear()
-    with servers(pulumi_mocks) as (engine, monitor_address, _), plugin(engine) as stub:
-        stub.Construct(
-            provider_pb2.ConstructRequest(
-                project="workloads",
-                stack="dev",
-                organization="organization",
-                monitorEndpoint=monitor_address,
-                type="gpu-training:index:TrainingJob",
-                name="llama",
-                parent=STACK_URN,
-                inputs=struct({**JOB, "pool": pool.to_config(), "schedulerType": "volcano"}),
-                providers={"kubernetes": ref},
-                dryRun=False,
-                parallel=4,
-            ),
-            timeout=120,
-        )
+    inputs = {**JOB, "pool": pool.to_config(), "schedulerType": "volcano"}
+    construct(
+        pulumi_mocks,
+        "gpu-training:index:TrainingJob",
+        "llama",
+        inputs,
+        project="workloads",
+        providers={"kubernetes": ref},
+    )
     objects = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")]
     assert {r.type for r in objects} >= {"kubernetes:kubeflow.org/v1:PyTorchJob"}
     assert all(r.provider == ref for r in objects), [(r.type, r.provider) for r in objects]

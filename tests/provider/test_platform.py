@@ -9,13 +9,10 @@ from typing import Any
 
 import yaml
 from google.protobuf import json_format
-from pulumi.runtime.proto import provider_pb2
 
 import stacks
-from tests.provider.plugin import REPO, plugin, servers, struct
+from tests.provider.plugin import REPO, construct
 from tests.support.pulumi_mocks import RecordingMonitor, exported, resolved, run, use_stack
-
-STACK_URN = "urn:pulumi:dev::gpu-training::pulumi:pulumi:Stack::gpu-training-dev"
 
 
 def _dev_config() -> dict[str, Any]:
@@ -93,22 +90,7 @@ def _snake(camel: str) -> str:
 
 def test_construct_builds_the_dev_stack_over_grpc(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     program, _ = _program(pulumi_mocks, monkeypatch)
-    with servers(pulumi_mocks) as (engine, monitor_address, _), plugin(engine) as stub:
-        response = stub.Construct(
-            provider_pb2.ConstructRequest(
-                project="gpu-training",
-                stack="dev",
-                organization="organization",
-                monitorEndpoint=monitor_address,
-                type="gpu-training:index:Platform",
-                name="gpu-training",
-                parent=STACK_URN,
-                inputs=struct(_dev_config()),
-                dryRun=False,
-                parallel=4,
-            ),
-            timeout=300,
-        )
+    response = construct(pulumi_mocks, "gpu-training:index:Platform", "gpu-training", _dev_config())
     remote = _children(pulumi_mocks)
     assert set(remote) == set(program)
     assert remote == program

@@ -16,7 +16,7 @@ from components import cluster as clusters
 from components.addons import plan as addons
 from components.errors import ConfigError
 from components.kubernetes.addons import ClusterAddons
-from components.kubernetes.dependencies import combine
+from components.kubernetes.dependencies import Dependencies, combine
 from components.kubernetes.fabriccheck import FabricCheck
 from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
@@ -69,29 +69,30 @@ class Platform(pulumi.ComponentResource):
         stack = _stack(name, config)
         self.stack = stack
         """The validated stack this platform was built from."""
-        top = pulumi.ResourceOptions(parent=self, aliases=[FROM_STACK_ROOT])
-        self.cluster = clusters.build(stack, top)
+        self.cluster = clusters.build(stack, pulumi.ResourceOptions(parent=self, aliases=[FROM_STACK_ROOT]))
         """The cluster component (EksCluster, GkeCluster or ExistingCluster)."""
         self.provider = self.cluster.provider
         """The Kubernetes provider of every in-cluster object."""
+
+        def in_cluster(depends_on: Dependencies) -> pulumi.ResourceOptions:
+            """A top-level child in the cluster: under this component, on its provider, after `depends_on`."""
+            return pulumi.ResourceOptions(
+                parent=self, aliases=[FROM_STACK_ROOT], provider=self.provider, depends_on=depends_on
+            )
+
         nodes = [*self.cluster.node_pools.values(), *self.cluster.storage_objects]
         installs = addons.plan(stack, efs_role_arn=getattr(self.cluster, "efs_csi_role_arn", None))
         # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds.
-        on_nodes = pulumi.ResourceOptions.merge(top, pulumi.ResourceOptions(provider=self.provider, depends_on=nodes))
-        installed = ClusterAddons("addons", installs, on_nodes)
-        objects = PlatformObjects("platform", stack, on_nodes, needs=lambda obj: installed.waits_for(installs, obj))
+        installed = ClusterAddons("addons", installs, in_cluster(nodes))
+        objects = PlatformObjects(
+            "platform", stack, in_cluster(nodes), needs=lambda obj: installed.waits_for(installs, obj)
+        )
         # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
         checks = {
             pool: FabricCheck(
                 f"fabric-check-{pool}",
                 check,
-                pulumi.ResourceOptions.merge(
-                    top,
-                    pulumi.ResourceOptions(
-                        provider=self.provider,
-                        depends_on=combine(nodes, installed.everything(), objects.uses(check.plan)),
-                    ),
-                ),
+                in_cluster(combine(nodes, installed.everything(), objects.uses(check.plan))),
             )
             for pool, check in stack.checks.items()
         }
@@ -112,10 +113,7 @@ class Platform(pulumi.ComponentResource):
                 pool=plan.pool,
                 scheduler=stack.scheduler,
                 queue=queue,
-                opts=pulumi.ResourceOptions.merge(
-                    top,
-                    pulumi.ResourceOptions(provider=self.provider, depends_on=combine(objects.uses(plan), needs)),
-                ),
+                opts=in_cluster(combine(objects.uses(plan), needs)),
             )
         self.cluster_name = pulumi.Output.from_input(stack.config.cluster.name)
         self.kubeconfig = pulumi.Output.secret(self.cluster.kubeconfig)

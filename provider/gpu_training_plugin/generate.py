@@ -107,17 +107,24 @@ def _literal_aliases(module: types.ModuleType) -> dict[str, tuple[Any, str | Non
     return found
 
 
-def _field_annotation_sources(model: type[BaseModel]) -> dict[str, str]:
-    """Each field's annotation as written in the model's source (to find the alias it names)."""
+def _annotations(cls: type) -> dict[str, tuple[str, str | None]]:
+    """Each class-level annotation as written in the class's source, with the docstring under it."""
     try:
-        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(model)))
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
     except (OSError, TypeError, SyntaxError):
         return {}
-    out: dict[str, str] = {}
-    for node in tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []:
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    out: dict[str, tuple[str, str | None]] = {}
+    for node, nxt in zip(body, [*body[1:], None], strict=True):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out[node.target.id] = ast.unparse(node.annotation)
+            doc = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else None
+            out[node.target.id] = (ast.unparse(node.annotation), doc)
     return out
+
+
+def _field_annotation_sources(model: type[BaseModel]) -> dict[str, str]:
+    """Each field's annotation as written in the model's source (to find the alias it names)."""
+    return {name: annotation for name, (annotation, _) in _annotations(model).items()}
 
 
 @dataclass
@@ -411,19 +418,6 @@ FRONT_CLASSES = (
 )
 
 
-def _outputs(component: type) -> list[tuple[str, str, str | None]]:
-    """The component's class-level output annotations as written, each with its docstring."""
-    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(component)))
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-    found = []
-    for i, node in enumerate(body):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is None:
-            nxt = body[i + 1] if i + 1 < len(body) else None
-            doc = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else None
-            found.append((node.target.id, ast.unparse(node.annotation), doc))
-    return found
-
-
 def generate_fronts() -> str:
     """The source of fronts.py."""
     import importlib
@@ -446,7 +440,7 @@ def generate_fronts() -> str:
         component = getattr(importlib.import_module(module), name)
         doc = _docstring(inspect.cleandoc(component.__doc__ or ""), "    ", first=True)
         lines = [f"\n\nclass {name}({module}.{name}):\n", doc, "\n"]
-        for key, annotation, doc in _outputs(component):
+        for key, (annotation, doc) in _annotations(component).items():  # a component's annotations: its outputs
             lines.append(f"    {key}: {annotation}\n")
             lines.append(_docstring(doc, "    "))
         signature = f"self, name: str, args: {front.args}, opts: pulumi.ResourceOptions | None = None"

@@ -5,12 +5,14 @@ the path from the schema's inputs to the config models, and the wire."""
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import yaml
 from google.protobuf import json_format
 
 import stacks
+from components.models.base import snake
 from tests.provider.plugin import REPO, construct
 from tests.support.pulumi_mocks import RecordingMonitor, exported, resolved, run, use_stack
 
@@ -59,33 +61,21 @@ def test_the_front_class_builds_what_the_stack_program_builds(pulumi_mocks: Reco
 
 def _snake_keys(config: dict[str, Any]) -> dict[str, Any]:
     """The config as the component provider hands it to the front class: the schema's keys in snake_case
-    and enums as their values (enums are equal to their str values, so plain strings stand in)."""
+    (free-form maps keep theirs) and enums as their values (enums equal their str values, so strings stand in)."""
     from gpu_training_plugin.config_types import StackConfig
-    from pulumi.provider.experimental.util import camel_case
 
     def walk(value: Any, tp: Any) -> Any:
-        import typing
-
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if origin is typing.NotRequired:
             return walk(value, args[0])
         if typing.is_typeddict(tp) and isinstance(value, dict):
             hints = tp.__annotations__
-            snake = {camel_case(k): k for k in hints}
-            return {
-                (key := _snake(k)): walk(v, hints.get(key, Any))
-                for k, v in value.items()
-                if _snake(k) in hints or k in snake
-            } | {k: v for k, v in value.items() if _snake(k) not in hints}
+            return {(snake(k) if snake(k) in hints else k): walk(v, hints.get(snake(k), Any)) for k, v in value.items()}
         if origin is list and isinstance(value, list):
             return [walk(v, args[0]) for v in value]
         return value
 
     return walk(config, StackConfig)
-
-
-def _snake(camel: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
 
 
 def test_construct_builds_the_dev_stack_over_grpc(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:

@@ -53,14 +53,14 @@ def json_schema(schema: dict[str, Any], token: str) -> dict[str, Any]:
     }
 
 
-def _ts_type(prop: dict[str, Any], *, output: bool = False) -> str:
+def _ts_type(prop: dict[str, Any]) -> str:
     if "$ref" in prop:
         return "any" if prop["$ref"] == ANY else _name(_ref(prop["$ref"]))
     kind = prop.get("type")
     if kind == "array":
-        return f"{_ts_type(prop['items'], output=output)}[]"
+        return f"{_ts_type(prop['items'])}[]"
     if kind == "object":
-        return f"{{[key: string]: {_ts_type(prop.get('additionalProperties', {}), output=output)}}}"
+        return f"{{[key: string]: {_ts_type(prop.get('additionalProperties', {}))}}}"
     return {"string": "string", "integer": "number", "number": "number", "boolean": "boolean"}.get(kind or "", "any")
 
 
@@ -93,7 +93,7 @@ def typescript(schema: dict[str, Any]) -> str:
         lines += _ts_fields(spec.get("inputProperties", {}), spec.get("requiredInputs", []))
         lines += ["}", "", f"export declare class {name} extends pulumi.ComponentResource {{"]
         lines += [
-            f"    readonly {key}: pulumi.Output<{_ts_type(prop, output=True)}>;"
+            f"    readonly {key}: pulumi.Output<{_ts_type(prop)}>;"
             for key, prop in sorted(spec.get("properties", {}).items())
         ]
         lines += [f"    constructor(name: string, args: {name}Args, opts?: pulumi.ComponentResourceOptions);", "}", ""]

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import gpudirect, versions
+from components import gpudirect, quantity, versions
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric
 from components.pool import Pool
 
@@ -31,7 +31,8 @@ class FabricProfile:
 
     fabric: Fabric
     env: dict[str, str] = field(default_factory=dict)
-    resources: dict[str, str | int] = field(default_factory=dict)
+    resources: dict[str, str] = field(default_factory=dict)
+    """Device resources a worker requests, as quantity strings (a count given as a number is written as one)."""
     annotations: dict[str, str] = field(default_factory=dict)
     capabilities: tuple[str, ...] = ()
     interfaces: tuple[str, ...] = (PRIMARY_INTERFACE,)
@@ -45,6 +46,9 @@ class FabricProfile:
     """A worker takes every GPU of its node, since the fabric's NICs serve all of them."""
     claims: tuple[dict[str, str], ...] = ()
     """Dynamic resource claims of the pod (GKE-managed RDMA NICs), each used by the worker container."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resources", quantity.quantities(self.resources))
 
     @property
     def socket_ifname(self) -> str:
@@ -83,12 +87,12 @@ def _efa(pool: Pool) -> FabricProfile:
 
 def _rdma(pool: Pool, namespace: str) -> FabricProfile:
     networks = pool.networks_in(namespace)
-    resources: dict[str, str | int] = {}
+    resources: dict[str, str] = {}
     if pool.rdma_resource:
-        resources[pool.rdma_resource] = 1
+        resources[pool.rdma_resource] = "1"
     for net in networks:
         if net.resource_name:
-            resources[net.resource_name] = int(resources.get(net.resource_name, 0)) + 1
+            resources[net.resource_name] = str(int(resources.get(net.resource_name, "0")) + 1)
     env = {
         "NCCL_IB_DISABLE": "0",
         "NCCL_IB_HCA": pool.ib_hca,

@@ -1,8 +1,15 @@
-"""Kubernetes resource quantities: validation and comparison."""
+"""Kubernetes resource quantities: validation, comparison, and how we write them.
+
+We write every quantity as a string ("8", not 8). A Quantity's OpenAPI type is a string, and server-side
+apply on older API servers types the patch against it and refuses a number ("failed to create typed patch
+object: ... expected string, got &value.valueUnstructured{Value:1}", kubernetes/kubernetes#94275), as one
+did with our extended-resource counts.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -49,6 +56,11 @@ def canonical(value: str | int | float) -> str:
     text = str(value).strip()
     parse(text)
     return text
+
+
+def quantities(values: Mapping[str, str | int]) -> dict[str, str]:
+    """A resource map (requests, limits, quota, capacity) with every quantity written as its string."""
+    return {name: canonical(value) for name, value in values.items()}
 
 
 def gibibytes(amount: int) -> str:

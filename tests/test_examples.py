@@ -21,24 +21,29 @@ from tests.support.schemas import assert_valid
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_workloads_take_their_pool_from_the_platform_stack(pulumi_mocks: RecordingMonitor) -> None:
+def deploy_workloads(monitor: RecordingMonitor) -> None:
+    """Run examples/workloads as `pulumi up` would, on the prod stack's pools through its StackReference."""
     platform = resolve_file(REPO / "Pulumi.prod.yaml")
-    pulumi_mocks.recording.stack_outputs["acme/gpu-training/prod"] = {
+    monitor.recording.stack_outputs["acme/gpu-training/prod"] = {
         "pools": {name: pool.to_config() for name, pool in platform.pools.items()},
         "scheduler": {"type": "volcano", "defaultQueue": "pretraining"},
         "kubeconfig": "apiVersion: v1\nkind: Config\n",
     }
     pulumi.runtime.set_mocks(
-        pulumi_mocks.recording, project="gpu-training-workloads", stack="dev", preview=False, monitor=pulumi_mocks
+        monitor.recording, project="gpu-training-workloads", stack="dev", preview=False, monitor=monitor
     )
     pulumi.runtime.set_all_config({"gpu-training-workloads:platformStack": "acme/gpu-training/prod"})
     run(lambda: runpy.run_path(str(REPO / "examples" / "workloads" / "__main__.py")))
 
+
+def test_workloads_take_their_pool_from_the_platform_stack(pulumi_mocks: RecordingMonitor) -> None:
+    deploy_workloads(pulumi_mocks)
+
     (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
     worker = job.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
     container = worker["containers"][0]
-    assert container["resources"]["limits"]["vpc.amazonaws.com/efa"] == 32
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert container["resources"]["limits"]["vpc.amazonaws.com/efa"] == "32"
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
     assert worker["nodeSelector"] == {"gpu-training/pool": "p5"}
     assert worker["schedulerName"] == "volcano"
     assert job.inputs["spec"]["runPolicy"]["schedulingPolicy"]["queue"] == "pretraining"
@@ -76,7 +81,7 @@ def test_the_minimal_aws_stack_gets_a_vpc_in_the_regions_eks_zones_and_a_pool_si
     (invoke,) = [c for c in pulumi_mocks.recording.calls if c.token.endswith("getAvailabilityZones")]
     assert invoke.args["state"] == "available"
     (pool,) = pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool")
-    assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": 16}, "the pool is sized to its job: 2 nodes"
+    assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "16"}, "the pool is sized to its job: 2 nodes"
     requirements = {r["key"]: r["values"] for r in pool.inputs["spec"]["template"]["spec"]["requirements"]}
     assert requirements["topology.kubernetes.io/zone"] == ["us-east-1a"]
     (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")

@@ -53,7 +53,7 @@ def aws_pool(instance_type: str) -> Pool:
 def test_efa_requests_every_efa_device_of_a_p5() -> None:
     efa = profile(pool("efa"), "training")
     assert efa.fabric == "efa"
-    assert efa.resources["vpc.amazonaws.com/efa"] == 32
+    assert efa.resources["vpc.amazonaws.com/efa"] == "32"
 
 
 def test_efa_requests_huge_pages() -> None:
@@ -80,7 +80,7 @@ def test_efa_locks_memory() -> None:
 def test_efa_device_rdma_only_where_the_type_supports_it() -> None:
     g5 = profile(aws_pool("g5.48xlarge"), "training")  # 1 EFA, no GPUDirect RDMA
     assert g5.fabric == "efa"
-    assert g5.resources["vpc.amazonaws.com/efa"] == 1
+    assert g5.resources["vpc.amazonaws.com/efa"] == "1"
     assert "FI_EFA_USE_DEVICE_RDMA" not in g5.env
     assert g5.env["FI_PROVIDER"] == "efa"
 
@@ -90,7 +90,7 @@ def test_efa_device_rdma_only_where_the_type_supports_it() -> None:
 )
 def test_efa_device_count_follows_the_catalog(instance_type: str, devices: int) -> None:
     efa = profile(aws_pool(instance_type), "training")
-    assert efa.resources["vpc.amazonaws.com/efa"] == devices
+    assert efa.resources["vpc.amazonaws.com/efa"] == str(devices)
     assert efa.env["FI_EFA_USE_DEVICE_RDMA"] == "1"
 
 
@@ -102,7 +102,7 @@ def test_roce_attaches_its_network_through_multus() -> None:
 
 
 def test_roce_requests_the_shared_rdma_device() -> None:
-    assert profile(pool("roce"), "training").resources == {"rdma/rdma_shared_device_a": 1}
+    assert profile(pool("roce"), "training").resources == {"rdma/rdma_shared_device_a": "1"}
 
 
 def test_roce_environment() -> None:
@@ -132,7 +132,7 @@ def test_infiniband_without_networks_bootstraps_on_eth0_with_the_rdma_device() -
     assert ib.env["NCCL_SOCKET_IFNAME"] == "eth0"
     assert ib.env["NCCL_IB_DISABLE"] == "0"
     assert ib.env["NCCL_IB_HCA"] == "mlx5"
-    assert ib.resources == {"rdma/rdma_shared_device_a": 1}
+    assert ib.resources == {"rdma/rdma_shared_device_a": "1"}
     assert ib.annotations == {}
     assert ib.interfaces == ("eth0",)
 
@@ -141,26 +141,26 @@ def test_rdma_resource_and_hca_come_from_the_network_config() -> None:
     roce = profile(
         existing_pool("roce", [], [], rdma={"resourceName": "rdma/hca_shared", "hca": "mlx5_0,mlx5_1"}), "training"
     )
-    assert roce.resources == {"rdma/hca_shared": 1}
+    assert roce.resources == {"rdma/hca_shared": "1"}
     assert roce.env["NCCL_IB_HCA"] == "mlx5_0,mlx5_1"
 
 
 def test_sriov_networks_add_their_vf_resource() -> None:
     p = existing_pool("roce", ["sriov-net"], [SRIOV_NETWORK])
     roce = profile(p, "training")
-    assert roce.resources == {"rdma/rdma_shared_device_a": 1, "nvidia.com/sriov_rdma_vf": 1}
+    assert roce.resources == {"rdma/rdma_shared_device_a": "1", "nvidia.com/sriov_rdma_vf": "1"}
     assert roce.annotations == {MULTUS_ANNOTATION: "sriov-net@net1"}
 
 
 def test_sriov_vfs_alone_when_the_shared_plugin_is_off() -> None:
     p = existing_pool("infiniband", ["ib-net"], [IB_NETWORK], rdma={"sharedDevicePlugin": False})
-    assert profile(p, "training").resources == {"nvidia.com/sriov_ib_vf": 1}
+    assert profile(p, "training").resources == {"nvidia.com/sriov_ib_vf": "1"}
 
 
 def test_two_vfs_of_one_resource_are_counted() -> None:
     second = {**SRIOV_NETWORK, "name": "sriov-net-2", "ipam": {"type": "whereabouts", "range": "192.168.21.0/24"}}
     p = existing_pool("roce", ["sriov-net", "sriov-net-2"], [SRIOV_NETWORK, second])
-    assert profile(p, "training").resources["nvidia.com/sriov_rdma_vf"] == 2
+    assert profile(p, "training").resources["nvidia.com/sriov_rdma_vf"] == "2"
 
 
 def test_several_networks_are_attached_in_order_and_nccl_uses_the_first() -> None:
@@ -403,7 +403,7 @@ def test_a_worker_attaches_every_rail_and_nccl_uses_exactly_their_devices() -> N
     roce = profile(rail_pool(rails=RAILS), "training")
     assert roce.annotations == {MULTUS_ANNOTATION: ",".join(f"h100-rail-{i}@net{i + 1}" for i in range(8))}
     assert roce.env["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
-    assert roce.resources == {"rdma/rdma_shared_device_a": 1}, "one shared resource reaches every rail's HCA"
+    assert roce.resources == {"rdma/rdma_shared_device_a": "1"}, "one shared resource reaches every rail's HCA"
     assert roce.interfaces == ("eth0", *(f"net{i}" for i in range(1, 9)))
     assert roce.env["NCCL_SOCKET_IFNAME"] == "net1"
 
@@ -419,7 +419,7 @@ def test_nccl_picks_each_rails_gid_from_the_subnet_holding_every_rail() -> None:
 def test_sriov_rails_request_one_vf_of_each_rails_resource() -> None:
     rails = {"count": 4, "type": "sriov", "resourceName": "nvidia.com/rail_{i}", "range": "10.0.0.0/16"}
     roce = profile(rail_pool(rails=rails), "training")
-    assert roce.resources == {"rdma/rdma_shared_device_a": 1, **{f"nvidia.com/rail_{i}": 1 for i in range(4)}}
+    assert roce.resources == {"rdma/rdma_shared_device_a": "1", **{f"nvidia.com/rail_{i}": "1" for i in range(4)}}
 
 
 def test_traffic_class_and_service_level_become_nccl_env() -> None:

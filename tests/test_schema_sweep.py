@@ -378,12 +378,12 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
         template = role["template"]
         c = main(template)
         lim, e = c["resources"]["limits"], env(c)
-        assert lim[GPU] == c["resources"]["requests"][GPU] == 8
+        assert lim[GPU] == c["resources"]["requests"][GPU] == "8"
         assert template["spec"]["nodeSelector"]
         assert any(t["key"] == GPU for t in template["spec"]["tolerations"])
         annotations = template["metadata"].get("annotations", {})
         if fabric == "efa":
-            assert lim[EFA] == P5_EFA_DEVICES
+            assert lim[EFA] == str(P5_EFA_DEVICES)
             assert any(k.startswith("hugepages-") for k in lim)
             assert (e["FI_PROVIDER"], e["FI_EFA_USE_DEVICE_RDMA"], e["FI_EFA_FORK_SAFE"]) == ("efa", "1", "1")
         elif fabric == "tcp":
@@ -405,12 +405,12 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
             assert MULTUS not in annotations
             assert "NetworkAttachmentDefinition" not in kinds
             if fabric == "infiniband":
-                assert lim[RDMA] == 1 and e["NCCL_SOCKET_IFNAME"] == "eth0"
+                assert lim[RDMA] == "1" and e["NCCL_SOCKET_IFNAME"] == "eth0"
         else:
             assert nad["name"] in annotations[MULTUS]
             assert e["NCCL_SOCKET_IFNAME"] == nad.get("interface", "net1")
             if "resourceName" in nad:
-                assert lim[nad["resourceName"]] == 1
+                assert lim[nad["resourceName"]] == "1"
             assert (RDMA in lim) == (fabric != "infiniband-ib-sriov")
             assert "NetworkAttachmentDefinition" in kinds
         if "deepspeed" in job and obj["kind"] != "MPIJob":
@@ -589,7 +589,7 @@ def test_generated_jobs_validate_and_keep_their_shape(job: dict[str, Any], fabri
     # World size: what the launcher starts is nodes x GPUs.
     for role in gpu_roles.values():
         c = main(role["template"])
-        assert c["resources"]["limits"][GPU] == c["resources"]["requests"][GPU] == gpus
+        assert c["resources"]["limits"][GPU] == c["resources"]["requests"][GPU] == str(gpus)
         if obj["kind"] in ("PyTorchJob", "Job"):
             args = argv(c)
             expected_nnodes = f"{elastic['minNodes']}:{elastic['maxNodes']}" if elastic else str(nodes)

@@ -215,8 +215,8 @@ jobs:
     assert (e["NCCL_IB_DISABLE"], e["NCCL_SOCKET_IFNAME"], e["NCCL_DEBUG"]) == ("0", "eth0", "INFO")
     assert MULTUS not in template["metadata"].get("annotations", {})
     assert "NetworkAttachmentDefinition" not in kinds(rendered)
-    assert limits(c)[GPU] == requests(c)[GPU] == 8
-    assert limits(c)[RDMA] == 1
+    assert limits(c)[GPU] == requests(c)[GPU] == "8"
+    assert limits(c)[RDMA] == "1"
     assert limits(c)["memory"] == "512Gi"
 
     assert shm_size(template) == "64Gi"
@@ -289,7 +289,7 @@ jobs:
     assert volume(template, mount["name"])["configMap"]["name"] == config_map["metadata"]["name"]
     key = mount.get("subPath") or config_path.removeprefix(mount["mountPath"].rstrip("/") + "/")
     assert key == "ds_config.json"
-    assert limits(c)[GPU] == 8
+    assert limits(c)[GPU] == "8"
     assert shm_size(template) == "64Gi"
     assert kinds(rendered).index("ConfigMap") < kinds(rendered).index("Job")
 
@@ -377,7 +377,7 @@ jobs:
 
     worker_template = roles["Worker"]["template"]
     worker = container(worker_template)
-    assert limits(worker)[GPU] == 8
+    assert limits(worker)[GPU] == "8"
     assert limits(worker)["memory"] == "512Gi"
     assert shm_size(worker_template) == "64Gi"
     assert env(worker)["NCCL_SOCKET_IFNAME"] == "eth0"
@@ -463,7 +463,7 @@ jobs:
         assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in template["spec"][
             "tolerations"
         ]
-        assert limits(c)[GPU] == requests(c)[GPU] == 4
+        assert limits(c)[GPU] == requests(c)[GPU] == "4"
         assert (limits(c)["cpu"], limits(c)["memory"]) == ("32", "128Gi")
         assert claim_at(template, "/checkpoints") == "training-checkpoints"
         assert shm_size(template) == "64Gi"
@@ -505,7 +505,7 @@ jobs:
     worker = container(worker_template)
     assert attached_networks(worker_template) == ["roce-network"]
     assert env(worker)["NCCL_SOCKET_IFNAME"] == "net1"
-    assert limits(worker)[GPU] == 4
+    assert limits(worker)[GPU] == "4"
     assert (limits(worker)["cpu"], limits(worker)["memory"]) == ("32", "128Gi")
     assert shm_size(worker_template) == "64Gi"
     # The ranks run on the workers, so the DeepSpeed config is mounted there.
@@ -543,7 +543,7 @@ jobs:
     assert "--rdzv_endpoint=$(PET_RDZV_ENDPOINT)" in args
     assert not any("master-0" in a for a in args)
     assert args[-1] == "train_elastic.py"
-    assert limits(c)[GPU] == 4
+    assert limits(c)[GPU] == "4"
 
 
 # seeds/001_056c43c1a9175bae.txt: NADs roce-network / ib-sriov-network / ib-host-device, PVC training-checkpoints
@@ -647,7 +647,7 @@ jobs:
         template = role["template"]
         c = container(template)
         assert limits(c) == requests(c)
-        assert (limits(c)[GPU], limits(c)["memory"], limits(c)["cpu"]) == (1, "16Gi", "4")
+        assert (limits(c)[GPU], limits(c)["memory"], limits(c)["cpu"]) == ("1", "16Gi", "4")
         assert (env(c)["NCCL_DEBUG"], env(c)["NCCL_SOCKET_IFNAME"]) == ("INFO", "eth0")
         assert claim_at(template, "/data") == "imagenet-dataset"
         assert shm_size(template) == "8Gi"  # 8Gi per GPU, at most half the memory
@@ -679,7 +679,7 @@ jobs:
         c = container(role["template"])
         assert c["name"] == "tensorflow"
         assert [*c["command"], *c.get("args", [])] == ["python", "/opt/training/train.py"]
-        assert limits(c)[GPU] == requests(c)[GPU] == 1
+        assert limits(c)[GPU] == requests(c)[GPU] == "1"
         assert limits(c)["memory"] == requests(c)["memory"] == "16Gi"
         assert role["restartPolicy"] == "OnFailure"
 
@@ -734,7 +734,7 @@ jobs:
         assert role["template"]["spec"]["schedulerName"] == "volcano"
     queue = find(rendered, "Queue", "research")
     assert queue["apiVersion"] == "scheduling.volcano.sh/v1beta1"
-    assert queue["spec"]["capability"][GPU] == 32
+    assert queue["spec"]["capability"][GPU] == "32"
 
 
 # --- seed 003 --------------------------------------------------------------------------------
@@ -768,7 +768,7 @@ jobs:
     assert args[-3:] == ["train.py", "--model=bert-large", "--batch-size-per-gpu=32"]
     e = env(c)
     assert (e["NCCL_DEBUG"], e["NCCL_IB_DISABLE"], e["NCCL_NET_GDR_LEVEL"]) == ("INFO", "0", "SYS")
-    assert (limits(c)[GPU], limits(c)[RDMA], limits(c)["memory"]) == (8, 1, "256Gi")
+    assert (limits(c)[GPU], limits(c)[RDMA], limits(c)["memory"]) == ("8", "1", "256Gi")
 
 
 # seeds/003_e479db331d42e81b.txt: TFJob `resnet-train` (Chief + 3 Workers x 8 GPUs)
@@ -788,7 +788,7 @@ jobs:
     for role in roles.values():
         c = container(role["template"])
         assert [*c["command"], *c.get("args", [])] == ["python", "train.py"]
-        assert limits(c)[GPU] == 8
+        assert limits(c)[GPU] == "8"
         assert env(c)["TF_FORCE_GPU_ALLOW_GROWTH"] == "true"
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from components import quantity
 from components.addons.install import HelmRelease
 from components.aws.nodegroup import efa_layout
+from components.manifests.pod import GPU_RESOURCE
 from components.models import AwsClusterSpec, NodePoolSpec
 from components.pool import Pool, taints_of
 from components.validation import Stack
@@ -172,7 +174,7 @@ def node_pool(pool: Pool) -> dict[str, Any]:
         "metadata": {"name": pool.name},
         "spec": {
             "template": template,
-            "limits": {"nvidia.com/gpu": pool.max_nodes * pool.gpus_per_node},
+            "limits": quantity.quantities({GPU_RESOURCE: pool.max_nodes * pool.gpus_per_node}),
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": CONSOLIDATE_AFTER,

@@ -17,6 +17,7 @@ from components.manifests import gang
 from components.manifests.indexedjob import headless_service, index_env
 from components.manifests.meta import job_labels, metadata
 from components.manifests.pod import env_list, worker_template
+from components.manifests.ports import container_port
 from components.models.nodepool import nccl_bytes
 
 CONTAINER = "nccl-tests"
@@ -130,7 +131,7 @@ def job(check: FabricCheck) -> dict[str, Any]:
     pod = template["spec"]
     pod["subdomain"] = check.name
     body = pod["containers"][0]
-    body["ports"] = [{"name": "ssh", "containerPort": SSH_PORT}]
+    body["ports"] = [container_port("ssh", SSH_PORT)]
     # The verdict is the termination message; without one (a crash), the log's tail stands in.
     body["terminationMessagePolicy"] = "FallbackToLogsOnError"
     body["volumeMounts"] += [

@@ -8,6 +8,7 @@ from components.manifests import failure, gang, torchrun
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.plan import JobPlan
 from components.manifests.pod import worker_template
+from components.manifests.ports import container_port, service_port
 
 CONTAINER = "trainer"
 INDEX_ENV = "JOB_COMPLETION_INDEX"
@@ -47,7 +48,7 @@ def job(plan: JobPlan) -> dict[str, Any]:
         podgroup=plan.name if plan.scheduler == "volcano" else None,
     )
     template["spec"]["subdomain"] = service_name(plan)
-    template["spec"]["containers"][0]["ports"] = [{"name": "rdzv", "containerPort": port}]
+    template["spec"]["containers"][0]["ports"] = [container_port("rdzv", port)]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -93,6 +94,6 @@ def headless_service(
             "clusterIP": "None",
             "publishNotReadyAddresses": True,
             "selector": {INSTANCE_LABEL: job},
-            "ports": [{"name": port_name, "port": number, "targetPort": number}],
+            "ports": [service_port(port_name, number)],
         },
     }

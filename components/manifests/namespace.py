@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import quantity
 from components.manifests.meta import metadata
 from components.manifests.pod import GPU_RESOURCE
 
@@ -19,5 +20,5 @@ def gpu_quota(name: str, gpus: int) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "ResourceQuota",
         "metadata": metadata("gpu-quota", name),
-        "spec": {"hard": {f"requests.{GPU_RESOURCE}": str(gpus)}},
+        "spec": {"hard": quantity.quantities({f"requests.{GPU_RESOURCE}": gpus})},
     }

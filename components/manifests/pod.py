@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import quantity
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
 from components.models.nodepool import Taint
@@ -34,14 +35,14 @@ def env_list(env: dict[str, str]) -> list[dict[str, Any]]:
     return [{"name": name, "value": value} for name, value in env.items()]
 
 
-def worker_resources(plan: JobPlan) -> dict[str, Any]:
+def worker_resources(plan: JobPlan) -> dict[str, str]:
     """What each GPU worker requests (and is limited to): GPUs, fabric devices, cpu, memory, scratch."""
-    resources: dict[str, Any] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources, **plan.requests}
+    resources: dict[str, str | int] = {GPU_RESOURCE: plan.gpus_per_node, **plan.fabric.resources, **plan.requests}
     if plan.spec.scratch is not None:
         # Requested as ephemeral storage, so the scheduler places the pod where the disks have room and
         # the kubelet evicts a pod that writes past it rather than fill the node's disk.
         resources["ephemeral-storage"] = plan.spec.scratch.size
-    return resources
+    return quantity.quantities(resources)
 
 
 def shm_volume(size: str) -> dict[str, Any]:
@@ -154,7 +155,7 @@ def launcher_template(plan: JobPlan, *, container: str, command: list[str], args
             "command": command,
             "args": args,
             "env": env_list(plan.env),
-            "resources": {"requests": dict(LAUNCHER_REQUESTS)},
+            "resources": {"requests": quantity.quantities(LAUNCHER_REQUESTS)},
         }
     ]
     return {"metadata": {"labels": {INSTANCE_LABEL: plan.name, ROLE_LABEL: "launcher"}}, "spec": pod}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import quantity
 from components.fabric import EFA_HUGEPAGES_MIB, EFA_HUGEPAGES_RESOURCE, EFA_RESOURCE
 from components.manifests.meta import metadata
 from components.manifests.pod import GPU_RESOURCE
@@ -52,7 +53,7 @@ def volcano_queue(queue: QueueSpec) -> dict[str, Any]:
         "spec": {
             "weight": queue.weight,
             "reclaimable": queue.reclaimable,
-            "capability": {GPU_RESOURCE: queue.gpus},
+            "capability": quantity.quantities({GPU_RESOURCE: queue.gpus}),
         },
     }
 
@@ -62,12 +63,12 @@ def default_flavor() -> dict[str, Any]:
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": metadata(DEFAULT_FLAVOR), "spec": {}}
 
 
-def _default_flavor_quota(resource: str) -> str | int:
+def _default_flavor_quota(resource: str) -> str:
     if resource == "cpu":
-        return _UNBOUNDED_CPU_PER_NODE
+        return quantity.canonical(_UNBOUNDED_CPU_PER_NODE)
     if resource == "memory":
         return f"{_UNBOUNDED_MEMORY_GIB_PER_NODE}Gi"
-    return 0
+    return "0"
 
 
 def resource_flavor(pool: Pool) -> dict[str, Any]:
@@ -90,7 +91,7 @@ def kueue_topology(topology: Topology) -> dict[str, Any]:
     }
 
 
-def pool_capacity(pool: Pool) -> dict[str, str | int]:
+def pool_capacity(pool: Pool) -> dict[str, str]:
     """What a full pool offers, per resource a worker on it requests."""
     nodes = pool.max_nodes
     capacity: dict[str, str | int] = {
@@ -106,7 +107,7 @@ def pool_capacity(pool: Pool) -> dict[str, str | int]:
     for net in pool.networks:
         if net.resource_name:
             capacity[net.resource_name] = pool.gpus_per_node * nodes
-    return capacity
+    return quantity.quantities(capacity)
 
 
 def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
@@ -121,7 +122,7 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
         capacity = capacities[pool.name]
         resources = []
         for resource in covered:
-            quota = capacity.get(resource, 0)
+            quota = capacity.get(resource, "0")
             entry: dict[str, Any] = {"name": resource, "nominalQuota": quota}
             if resource == GPU_RESOURCE:
                 entry.update(_gpu_quota(queue, int(quota)))
@@ -144,13 +145,13 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
             "queueingStrategy": "BestEffortFIFO",
             "preemption": preemption(),
             # Used while the manager's fairSharing is on: borrowed GPUs are shared in this proportion.
-            "fairSharing": {"weight": queue.weight},
+            "fairSharing": {"weight": quantity.canonical(queue.weight)},  # a Quantity in Kueue's API
             "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
         },
     }
 
 
-def _gpu_quota(queue: QueueSpec, pool_gpus: int) -> dict[str, int]:
+def _gpu_quota(queue: QueueSpec, pool_gpus: int) -> dict[str, str]:
     """The queue's GPUs on one pool, and its borrowing and lending limits there when set."""
     nominal = min(queue.gpus, pool_gpus)
     quota = {"nominalQuota": nominal}
@@ -159,7 +160,7 @@ def _gpu_quota(queue: QueueSpec, pool_gpus: int) -> dict[str, int]:
     if queue.lending_limit is not None:
         # Kueue's webhook refuses a lendingLimit above the nominalQuota.
         quota["lendingLimit"] = min(queue.lending_limit, nominal)
-    return quota
+    return quantity.quantities(quota)
 
 
 def local_queue(queue: QueueSpec, namespace: str) -> dict[str, Any]:

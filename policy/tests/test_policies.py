@@ -258,7 +258,7 @@ def p5_node_group() -> list[PolicyResource]:
     return [template, group]
 
 
-def with_efa(objects: list[dict[str, Any]], count: int | None) -> list[dict[str, Any]]:
+def with_efa(objects: list[dict[str, Any]], count: int | str | None) -> list[dict[str, Any]]:
     """The job's GPU workers with `count` EFA devices (None: no EFA request at all)."""
     for obj in objects:
         for replica in (obj["spec"].get("mpiReplicaSpecs") or obj["spec"].get("pytorchReplicaSpecs") or {}).values():
@@ -279,6 +279,46 @@ def test_an_efa_mpijob_without_efa_on_an_eks_node_group_is_caught() -> None:
     assert "none of the 32 EFA devices of pool p5 (p5.48xlarge)" in found[0][0] and "Fix:" in found[0][0]
     (partial,) = violations("fabric-attached", [*p5_node_group(), *(kube(o) for o in with_efa(objects, 4))])
     assert "attaches 4 of 32 EFA devices" in partial[0]
+
+
+def as_numbers(value: Any) -> Any:
+    """An object with every whole-number quantity of its requests and limits as a float: how the engine hands a
+    policy a number a manifest writes unquoted (its property values are protobuf doubles)."""
+    if isinstance(value, dict):
+        return {
+            k: (
+                {r: float(q) if isinstance(q, str) and q.isdigit() else q for r, q in v.items()}
+                if k in ("limits", "requests") and isinstance(v, dict)
+                else as_numbers(v)
+            )
+            for k, v in value.items()
+        }
+    return [as_numbers(v) for v in value] if isinstance(value, list) else value
+
+
+def test_a_quantity_reads_the_same_as_the_string_we_write_or_as_a_number() -> None:
+    """We write quantities as strings; a policy reaches the same verdicts on them as on numbers."""
+    volcano = resource("kubernetes:helm.sh/v3:Release", {"chart": "volcano"}, "volcano")
+    cases = {
+        "ours": training_job(launcher="mpi"),
+        "partial EFA": with_efa(training_job(launcher="mpi"), "4"),
+        "trainjob": trainjob_on_its_runtime(),
+    }
+    assert (
+        cases["ours"][-1]["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"][
+            "limits"
+        ]["nvidia.com/gpu"]
+        == "8"
+    ), "the builders write strings"
+    for name, objects in cases.items():
+        written = [volcano, *p5_node_group(), *(kube(o) for o in objects)]
+        numbers = [volcano, *p5_node_group(), *(kube(as_numbers(o)) for o in objects)]
+        for policy in gpu_policies.POLICIES:
+            found = [urn for _, urn in violations(policy.name, written) if "kubernetes:" in str(urn)]
+            assert found == [urn for _, urn in violations(policy.name, numbers) if "kubernetes:" in str(urn)], (
+                policy.name
+            )
+            assert bool(found) == (name == "partial EFA" and policy.name == "fabric-attached"), (name, policy.name)
 
 
 def test_karpenter_pools_in_a_preview_tell_the_fabric() -> None:

@@ -52,7 +52,7 @@ def test_the_node_pool_allows_only_the_pools_type_zone_and_capacity_and_never_di
     }
     assert pool["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
     assert pool["template"]["metadata"]["labels"] == {"gpu-training/pool": "p5"}
-    assert pool["limits"] == {"nvidia.com/gpu": 64}, "maxNodes x GPUs"
+    assert pool["limits"] == {"nvidia.com/gpu": "64"}, "maxNodes x GPUs"
     assert pool["template"]["spec"]["expireAfter"] == "Never"
     assert pool["disruption"]["consolidationPolicy"] == "WhenEmpty"
     assert {"nodes": "0", "reasons": ["Drifted"]} in pool["disruption"]["budgets"]

@@ -68,7 +68,7 @@ def test_dev_installs_the_rdma_stack_in_order(pulumi_mocks: RecordingMonitor, mo
         {"type": "whereabouts", "range": "192.168.1.0/24"},
     )
     queue = one(pulumi_mocks, "Queue")
-    assert queue.inputs["spec"]["capability"] == {"nvidia.com/gpu": 32} and queue.inputs["spec"]["weight"] == 1
+    assert queue.inputs["spec"]["capability"] == {"nvidia.com/gpu": "32"} and queue.inputs["spec"]["weight"] == 1
     (whereabouts,) = pulumi_mocks.of_type("kubernetes:yaml/v2:ConfigGroup")
     assert multus.urn in whereabouts.dependencies
 

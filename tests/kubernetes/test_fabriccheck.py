@@ -42,7 +42,7 @@ def test_the_gate_runs_after_the_nodes_and_every_install_and_the_pools_jobs_wait
     container = job.inputs["spec"]["template"]["spec"]["containers"][0]
     variables = {e["name"]: e.get("value") for e in container["env"]}
     assert variables["FLOOR_GBS"] == "123" and variables["FI_PROVIDER"] == "efa"
-    assert container["resources"]["limits"]["vpc.amazonaws.com/efa"] == 32
+    assert container["resources"]["limits"]["vpc.amazonaws.com/efa"] == "32"
     assert container["resources"]["limits"]["hugepages-2Mi"] == "5120Mi"
 
     needed = set(job.dependencies)

@@ -105,7 +105,7 @@ def test_takes_keyword_fields_and_a_pool_as_plain_data(pulumi_mocks: RecordingMo
     )
     assert component.plan.spec.name == "pretrain"
     worker = component.manifests[-1]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
-    assert worker["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"] == 32
+    assert worker["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"] == "32"
 
 
 def test_a_job_that_does_not_fit_its_pool_is_a_clean_pulumi_error(pulumi_mocks: RecordingMonitor) -> None:

@@ -32,8 +32,8 @@ def test_an_efa_pool_is_tested_with_all_its_efa_devices_huge_pages_and_toleratio
     job = fabriccheck.job(check)
     body = container(job)
     limits = body["resources"]["limits"]
-    assert limits[GPU_RESOURCE] == 8
-    assert limits[EFA_RESOURCE] == 32
+    assert limits[GPU_RESOURCE] == "8"
+    assert limits[EFA_RESOURCE] == "32"
     assert limits[EFA_HUGEPAGES_RESOURCE] == "5120Mi"
     assert body["resources"]["requests"] == limits
     variables = env(job)
@@ -79,7 +79,7 @@ def test_the_scripts_and_the_key_are_mounted_and_the_service_names_the_pods() ->
     assert objs["ConfigMap"]["data"] == {name: fabriccheck.script(name) for name in fabriccheck.SCRIPTS}
     service = objs["Service"]["spec"]
     assert service["clusterIP"] == "None" and service["publishNotReadyAddresses"] is True
-    assert service["ports"] == [{"name": "ssh", "port": SSH_PORT, "targetPort": SSH_PORT}]
+    assert service["ports"] == [{"name": "ssh", "port": SSH_PORT, "targetPort": SSH_PORT, "protocol": "TCP"}]
     pod = objs["Job"]["spec"]["template"]["spec"]
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["scripts"]["configMap"]["name"] == fabriccheck.scripts_name(check)

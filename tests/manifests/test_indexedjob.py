@@ -57,7 +57,7 @@ def test_completions_parallelism_and_torchrun_follow_the_nodes(nodes: int, gpus:
     args = trainer(obj)["args"]
     assert f"--nnodes={nodes}" in args
     assert f"--nproc_per_node={gpus}" in args
-    assert trainer(obj)["resources"]["limits"]["nvidia.com/gpu"] == gpus
+    assert trainer(obj)["resources"]["limits"]["nvidia.com/gpu"] == str(gpus)
 
 
 def test_pods_live_under_the_headless_service() -> None:
@@ -86,7 +86,7 @@ def test_service_selects_exactly_the_jobs_pods() -> None:
 def test_service_exposes_the_rendezvous_port() -> None:
     p = indexed(port=29500)
     assert indexedjob.service(p)["spec"]["ports"][0]["port"] == 29500
-    assert trainer(indexedjob.job(p))["ports"] == [{"name": "rdzv", "containerPort": 29500}]
+    assert trainer(indexedjob.job(p))["ports"] == [{"name": "rdzv", "containerPort": 29500, "protocol": "TCP"}]
 
 
 def test_torchrun_takes_its_rank_from_the_completion_index() -> None:

@@ -58,7 +58,7 @@ def test_one_rank_per_gpu_across_the_workers(nodes: int, gpus: int) -> None:
     assert replica(obj, "Worker")["replicas"] == nodes
     assert replica(obj, "Launcher")["replicas"] == 1
     assert obj["spec"]["slotsPerWorker"] == gpus
-    assert container(obj, "Worker")["resources"]["limits"]["nvidia.com/gpu"] == gpus
+    assert container(obj, "Worker")["resources"]["limits"]["nvidia.com/gpu"] == str(gpus)
 
 
 def test_launcher_runs_mpirun_and_takes_no_gpu() -> None:
@@ -92,8 +92,8 @@ def test_workers_run_sshd_with_the_gpus_on_the_pool() -> None:
     worker = container(obj, "Worker")
     assert worker["command"] == ["/usr/sbin/sshd", "-De"]
     limits = worker["resources"]["limits"]
-    assert limits["nvidia.com/gpu"] == 8
-    assert worker["resources"]["requests"]["nvidia.com/gpu"] == 8
+    assert limits["nvidia.com/gpu"] == "8"
+    assert worker["resources"]["requests"]["nvidia.com/gpu"] == "8"
     spec = pod_spec(obj, "Worker")
     assert spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in spec[

@@ -41,7 +41,7 @@ def shm_volume(template: dict[str, Any]) -> dict[str, Any]:
 def test_gpu_requests_equal_limits() -> None:
     resources = body(worker(planned(resources={"cpu": "32", "memory": "512Gi"})))["resources"]
     assert resources["limits"] == resources["requests"]
-    assert resources["limits"]["nvidia.com/gpu"] == 8
+    assert resources["limits"]["nvidia.com/gpu"] == "8"
     assert (resources["limits"]["cpu"], resources["limits"]["memory"]) == ("32", "512Gi")
 
 
@@ -52,7 +52,7 @@ def test_every_fabric_resource_is_requested_as_much_as_limited(fabric: str) -> N
 
 
 def test_gpus_per_node_of_the_job_not_the_pool() -> None:
-    assert body(worker(planned(gpusPerNode=2)))["resources"]["limits"]["nvidia.com/gpu"] == 2
+    assert body(worker(planned(gpusPerNode=2)))["resources"]["limits"]["nvidia.com/gpu"] == "2"
 
 
 def test_no_cpu_or_memory_on_an_unknown_machine_unless_asked() -> None:

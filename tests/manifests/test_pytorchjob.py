@@ -63,7 +63,7 @@ def test_replicas_add_up_to_the_nodes_and_torchrun_spans_them(nodes: int, gpus: 
         args = container(obj, role)["args"]
         assert flag(args, "--nnodes") == str(nodes)
         assert flag(args, "--nproc_per_node") == str(gpus)
-        assert container(obj, role)["resources"]["limits"]["nvidia.com/gpu"] == gpus
+        assert container(obj, role)["resources"]["limits"]["nvidia.com/gpu"] == str(gpus)
 
 
 def test_torchrun_runs_the_program_after_its_flags() -> None:

@@ -58,7 +58,7 @@ def test_volcano_queue_caps_gpus() -> None:
     assert (obj["apiVersion"], obj["kind"]) == ("scheduling.volcano.sh/v1beta1", "Queue")
     assert obj["metadata"]["name"] == "research"
     assert "namespace" not in obj["metadata"]
-    assert obj["spec"]["capability"] == {"nvidia.com/gpu": 32}
+    assert obj["spec"]["capability"] == {"nvidia.com/gpu": "32"}
     assert obj["spec"]["weight"] == 3
     assert obj["spec"]["reclaimable"] is False
 
@@ -142,21 +142,21 @@ def test_every_flavor_lists_the_covered_resources_in_order() -> None:
 
 def test_cpu_only_pods_are_admitted_on_the_untainted_default_flavor_without_gpus() -> None:
     quotas = flavors(cluster_queue(queue(), [pool("efa")]))["default-flavor"]
-    assert int(quotas["cpu"]) > 0 and quotas["memory"] != 0
-    assert quotas["nvidia.com/gpu"] == 0 and quotas["vpc.amazonaws.com/efa"] == 0
+    assert int(quotas["cpu"]) > 0 and quotas["memory"] != "0"
+    assert quotas["nvidia.com/gpu"] == "0" and quotas["vpc.amazonaws.com/efa"] == "0"
     assert default_flavor()["spec"] == {}
     assert_valid(default_flavor())
 
 
 def test_a_flavor_offers_none_of_a_resource_its_pool_lacks() -> None:
     quotas = flavors(cluster_queue(queue(), [pool("tcp"), pool("efa")]))
-    assert quotas["h100"]["vpc.amazonaws.com/efa"] == 0
-    assert quotas["p5"]["vpc.amazonaws.com/efa"] == 32 * 4
+    assert quotas["h100"]["vpc.amazonaws.com/efa"] == "0"
+    assert quotas["p5"]["vpc.amazonaws.com/efa"] == str(32 * 4)
 
 
 def test_gpu_quota_is_the_queues_share_of_the_pool() -> None:
-    assert flavors(cluster_queue(queue(gpus=16), [pool("tcp")]))["h100"]["nvidia.com/gpu"] == 16
-    assert flavors(cluster_queue(queue(gpus=1000), [pool("tcp")]))["h100"]["nvidia.com/gpu"] == 32
+    assert flavors(cluster_queue(queue(gpus=16), [pool("tcp")]))["h100"]["nvidia.com/gpu"] == "16"
+    assert flavors(cluster_queue(queue(gpus=1000), [pool("tcp")]))["h100"]["nvidia.com/gpu"] == "32"
 
 
 @settings(max_examples=30, deadline=None)
@@ -164,14 +164,14 @@ def test_gpu_quota_is_the_queues_share_of_the_pool() -> None:
 def test_gpu_quota_is_the_smaller_of_queue_and_pool(gpus: int, max_nodes: int) -> None:
     p = pool("tcp", maxNodes=max_nodes)
     quota = flavors(cluster_queue(queue(gpus=gpus), [p]))["h100"]["nvidia.com/gpu"]
-    assert quota == min(gpus, 8 * max_nodes)
+    assert quota == str(min(gpus, 8 * max_nodes))
 
 
 def test_catalogued_pool_bounds_cpu_and_memory_by_its_nodes() -> None:
     capacity = pool_capacity(pool("efa"))  # 4 x p5.48xlarge: 192 vCPU, 2048 GiB each
-    assert capacity["cpu"] == 192 * 4
+    assert capacity["cpu"] == str(192 * 4)
     assert capacity["memory"] == f"{2048 * 4}Gi"
-    assert capacity["nvidia.com/gpu"] == 32
+    assert capacity["nvidia.com/gpu"] == "32"
 
 
 @pytest.mark.parametrize(
@@ -211,8 +211,8 @@ def test_cluster_queue_preempts_lower_priorities_and_reclaims_what_it_lent() -> 
 
 
 def test_cluster_queue_fair_share_weight_is_the_queue_weight() -> None:
-    assert cluster_queue(queue(), [pool("tcp")])["spec"]["fairSharing"] == {"weight": 1}
-    assert cluster_queue(queue(weight=3), [pool("tcp")])["spec"]["fairSharing"] == {"weight": 3}
+    assert cluster_queue(queue(), [pool("tcp")])["spec"]["fairSharing"] == {"weight": "1"}
+    assert cluster_queue(queue(weight=3), [pool("tcp")])["spec"]["fairSharing"] == {"weight": "3"}
 
 
 def test_borrowing_and_lending_are_unlimited_by_default() -> None:
@@ -224,8 +224,13 @@ def test_borrowing_and_lending_limits_bound_the_gpus_of_each_pool() -> None:
     obj = cluster_queue(queue(gpus=16, borrowingLimit=8, lendingLimit=4), [pool("tcp"), pool("efa")])
     entries = gpu_entries(obj)
     for name in ("h100", "p5"):
-        assert entries[name] == {"name": "nvidia.com/gpu", "nominalQuota": 16, "borrowingLimit": 8, "lendingLimit": 4}
-    assert entries["default-flavor"] == {"name": "nvidia.com/gpu", "nominalQuota": 0}, "launchers borrow no GPUs"
+        assert entries[name] == {
+            "name": "nvidia.com/gpu",
+            "nominalQuota": "16",
+            "borrowingLimit": "8",
+            "lendingLimit": "4",
+        }
+    assert entries["default-flavor"] == {"name": "nvidia.com/gpu", "nominalQuota": "0"}, "launchers borrow no GPUs"
     cpu = obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
     assert set(cpu) == {"name", "nominalQuota"}, "only GPUs are limited"
     assert_valid(obj)
@@ -234,7 +239,7 @@ def test_borrowing_and_lending_limits_bound_the_gpus_of_each_pool() -> None:
 def test_lending_limit_is_capped_at_the_pools_quota() -> None:
     # Kueue's webhook refuses a lendingLimit above the nominalQuota; a 32-GPU pool caps a 100-GPU queue.
     entry = gpu_entries(cluster_queue(queue(gpus=100, lendingLimit=64), [pool("tcp")]))["h100"]
-    assert (entry["nominalQuota"], entry["lendingLimit"]) == (32, 32)
+    assert (entry["nominalQuota"], entry["lendingLimit"]) == ("32", "32")
 
 
 @pytest.mark.parametrize(

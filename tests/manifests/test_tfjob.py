@@ -58,8 +58,8 @@ def test_every_replica_gets_its_gpus_as_limits_and_requests() -> None:
     obj = tf(nodes=2, gpusPerNode=4)
     for role in ("Chief", "Worker"):
         resources = container(obj, role)["resources"]
-        assert resources["limits"]["nvidia.com/gpu"] == 4
-        assert resources["requests"]["nvidia.com/gpu"] == 4
+        assert resources["limits"]["nvidia.com/gpu"] == "4"
+        assert resources["requests"]["nvidia.com/gpu"] == "4"
 
 
 def test_the_command_is_run_as_given() -> None:

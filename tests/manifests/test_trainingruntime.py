@@ -63,8 +63,8 @@ def test_a_roce_runtime_carries_the_pools_fabric_shm_and_gang_policy() -> None:
     assert spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in spec["volumes"]
     container = node_container(runtime)
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
-    assert container["resources"]["limits"]["rdma/rdma_shared_device_a"] == 1
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert container["resources"]["limits"]["rdma/rdma_shared_device_a"] == "1"
     assert "IPC_LOCK" in container["securityContext"]["capabilities"]["add"]
     values = env(container)
     assert values["NCCL_IB_DISABLE"] == "0"
@@ -83,7 +83,7 @@ def test_a_failed_rank_restarts_the_whole_jobset() -> None:
 def test_an_efa_runtime_requests_every_efa_device_and_the_machines_share() -> None:
     container = node_container(cluster_runtime(with_trainer(pool("efa")), "torch", "kueue"))
     limits = container["resources"]["limits"]
-    assert limits["vpc.amazonaws.com/efa"] == 32
+    assert limits["vpc.amazonaws.com/efa"] == "32"
     assert limits["hugepages-2Mi"] == "5120Mi"
     assert {"cpu", "memory"} <= limits.keys()
 
@@ -122,7 +122,7 @@ def test_the_mpi_runtimes_run_the_launcher_as_a_node_after_the_nodes_sshd_is_rea
     assert node["securityContext"]["runAsUser"] == 1000
     for name in ("node", "launcher"):  # both are GPU nodes on the fabric
         container = node_container(runtime, name)
-        assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
         assert "IPC_LOCK" in container["securityContext"]["capabilities"]["add"]
         assert "k8s.v1.cni.cncf.io/networks" in pod(runtime, name)["metadata"]["annotations"]
 

@@ -46,8 +46,8 @@ def test_a_torch_trainjob_runs_torchrun_on_its_pools_runtime() -> None:
     assert trainer["command"] == ["torchrun", "train.py", "--epochs=1"]
     assert (trainer["numNodes"], trainer["numProcPerNode"]) == (4, 8)
     limits = trainer["resourcesPerNode"]["limits"]
-    assert limits["nvidia.com/gpu"] == 8
-    assert limits["rdma/rdma_shared_device_a"] == 1
+    assert limits["nvidia.com/gpu"] == "8"
+    assert limits["rdma/rdma_shared_device_a"] == "1"
     assert "env" not in trainer, "the fabric's environment is the runtime's"
     assert_valid(obj)
 

@@ -88,3 +88,83 @@ def assert_valid(*objects: dict[str, Any]) -> None:
     """Fail with every violation when any object does not validate against its schema."""
     found = [e for obj in objects for e in errors(obj)]
     assert not found, "\n".join(found)
+
+
+# --- what server-side apply types strictly -----------------------------------------------------
+
+_QUANTITY_REF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_QUANTITY_PATTERN = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]"
+"""How a CRD's schema spells a resource.Quantity (controller-gen: int-or-string with this pattern)."""
+_DEFS = "#/$defs/"
+
+
+@functools.cache
+def _core_schema(api_version: str, kind: str, version: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A core kind's strict schema and the definitions it refers to, as kubernetes-validate bundles them."""
+    from kubernetes_validate import utils
+
+    served = [v for v in utils.all_versions() if utils.major_minor(v) <= version][-1]
+    folder = f"kubernetes-json-schema/v{served}-local-strict"
+    group = api_version.rpartition("/")[0].split(".")[0] if "/" in api_version else ""
+    name = f"{kind.lower()}-{group + '-' if group else ''}{api_version.rpartition('/')[2]}.json"
+    try:
+        schema = utils.schema_contents(f"{folder}/{name}", version)
+    except FileNotFoundError:
+        return None
+    return schema, utils.schema_contents(f"{folder}/_definitions.json", version)["$defs"]
+
+
+def _is_quantity(schema: dict[str, Any]) -> bool:
+    if str(schema.get("$ref", "")).endswith(_DEFS + _QUANTITY_REF):
+        return True
+    return bool(schema.get("x-kubernetes-int-or-string")) and str(schema.get("pattern", "")).startswith(
+        _QUANTITY_PATTERN
+    )
+
+
+def _hazards(schema: dict[str, Any], value: Any, path: str, defs: dict[str, Any], out: set[str]) -> None:
+    if _is_quantity(schema):
+        if not isinstance(value, str):
+            out.add(f"{path}: the quantity {value!r} is a number; write it as the string '{value}'")
+        return
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and _DEFS in ref:
+        _hazards(defs[ref.rpartition(_DEFS)[2]], value, path, defs, out)
+        return
+    for combinator in ("allOf", "anyOf", "oneOf"):
+        for alternative in schema.get(combinator) or []:
+            _hazards(alternative, value, path, defs, out)
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        if "protocol" in properties and {"port", "containerPort"} & properties.keys() and "protocol" not in value:
+            out.add(f"{path}: a port without its protocol; state it (protocol: TCP)")
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            found = properties.get(key, extra if isinstance(extra, dict) else None)
+            if found is not None:
+                _hazards(found, item, f"{path}.{key}", defs, out)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            _hazards(schema["items"], item, f"{path}[{index}]", defs, out)
+
+
+def apply_hazards(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
+    """What server-side apply on an older API server refuses in an object, found through its schema: a resource
+    quantity that is a number rather than a string, a container or Service port that leaves its protocol out."""
+    where = f"{obj['kind']}/{obj['metadata'].get('name')}"
+    path = crd_schema_path(obj)
+    if path is None:
+        version = max(
+            version, _FIRST_SERVED.get(obj["apiVersion"], version), key=lambda v: tuple(map(int, v.split(".")))
+        )
+        found = _core_schema(obj["apiVersion"], obj["kind"], version)
+        if found is None:
+            return [f"{where}: no schema for {obj['apiVersion']} {obj['kind']}, so its fields cannot be judged"]
+        schema, defs = found
+    else:
+        if not path.is_file():
+            return [f"{where}: no CRD schema for {obj['apiVersion']} {obj['kind']} at {path}"]
+        schema, defs = crd_schema(path), {}
+    out: set[str] = set()
+    _hazards(schema, obj, where, defs, out)
+    return sorted(out)

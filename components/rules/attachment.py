@@ -287,5 +287,6 @@ RULES: tuple[Rule, ...] = (
         f"device; GKE GPUDirect: list every GPU NIC network in {GKE_INTERFACES_ANNOTATION} (or claim them with DRA)",
         ("*",),
         fabric_attached,
+        gpu_only=True,
     ),
 )

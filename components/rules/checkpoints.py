@@ -85,5 +85,6 @@ RULES: tuple[Rule, ...] = (
         "mount a ReadWriteMany claim at the checkpoint folder (TrainingJob volumes: {claim, mountPath})",
         ("*",),
         checkpoint_path,
+        gpu_only=True,
     ),
 )

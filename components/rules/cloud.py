@@ -59,6 +59,7 @@ RULES: tuple[Rule, ...] = (
         "taint GPU pools nvidia.com/gpu=true:NoSchedule (the default of every pool)",
         ("NodePool",),
         gpu_pools_tainted,
+        gpu_only=False,
     ),
     Rule(
         "efa-placement",
@@ -68,6 +69,7 @@ RULES: tuple[Rule, ...] = (
         "give the pool a zone and placement: cluster",
         ("NodePool",),
         efa_placement,
+        gpu_only=False,
     ),
     Rule(
         "rdma-rails",
@@ -77,6 +79,7 @@ RULES: tuple[Rule, ...] = (
         "declare the pool's `rails` (one network per rail, NCCL_IB_HCA from their devices)",
         ("NodePool",),
         rdma_rails,
+        gpu_only=False,
     ),
     Rule(
         "storage-retained",
@@ -86,5 +89,6 @@ RULES: tuple[Rule, ...] = (
         "set reclaimPolicy / persistentVolumeReclaimPolicy Retain and protect file systems and claims",
         ("PersistentVolume", "StorageClass", "FileSystem"),
         storage_retained,
+        gpu_only=False,
     ),
 )

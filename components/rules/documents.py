@@ -183,5 +183,6 @@ RULES: tuple[Rule, ...] = (
         "merge the two entries into one (offline only: a preview sees the object after YAML has dropped one)",
         ("*",),
         duplicate_keys,
+        gpu_only=False,
     ),
 )

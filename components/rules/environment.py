@@ -51,5 +51,6 @@ RULES: tuple[Rule, ...] = (
         "command through sh -c",
         ("*",),
         env_references,
+        gpu_only=False,
     ),
 )

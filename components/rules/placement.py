@@ -104,5 +104,6 @@ RULES: tuple[Rule, ...] = (
         "toleration is added for you",
         ("*",),
         gpu_placement,
+        gpu_only=True,
     ),
 )

@@ -167,6 +167,7 @@ RULES: tuple[Rule, ...] = (
         "pod's nvidia.com/gpu",
         ("*",),
         processes_per_node,
+        gpu_only=True,
     ),
     Rule(
         "node-count",
@@ -177,5 +178,6 @@ RULES: tuple[Rule, ...] = (
         "workers x slotsPerWorker; give an Indexed Job parallelism = completions",
         ("*",),
         node_count,
+        gpu_only=True,
     ),
 )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from components.manifests.plan import MIN_MULTI_NODE_SHM
+from components.rules.pods import templates
 from components.rules.trainjobs import TRAINJOB, find_runtime
 
 Enforcement = Literal["mandatory", "advisory", "disabled"]
@@ -100,6 +101,10 @@ class Rule:
     kinds: tuple[str, ...]
     """The subject kinds it looks at (`*` for every Kubernetes object with pods)."""
     check: Check
+    _: KW_ONLY
+    gpu_only: bool
+    """Whether it judges GPU workloads only: a workload whose pods request no GPU (a CPU-only Volcano Job, a web
+    Deployment) is none of its business. Objects that run no pods (a PodGroup, a claim) are still looked at."""
 
     def applies_to(self, subject: Subject) -> bool:
         """Whether the rule looks at this subject."""
@@ -116,6 +121,8 @@ class Rule:
             if not self.applies_to(s):
                 continue
             try:
+                if self.gpu_only and _without_gpus(s, subjects):
+                    continue
                 messages = self.own_findings(s, subjects, settings)
             except Exception as exc:
                 if errors is None:
@@ -140,3 +147,9 @@ class Rule:
         # resources, patches) that the runtime, run as it stands, does not already get wrong.
         inherited = set(self.check(runtime, subjects, settings))
         return [m for m in messages if m not in inherited]
+
+
+def _without_gpus(subject: Subject, subjects: Sequence[Subject]) -> bool:
+    """Whether the subject is a workload whose pods, as far as they are known, request no GPU."""
+    found = templates(subject.data, subjects)
+    return bool(found) and not any(t.gpus or t.partial for t in found)

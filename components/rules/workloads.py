@@ -127,11 +127,9 @@ def _declared_gang(subject: Subject, subjects: list[Subject]) -> Iterator[str]:
         return
     else:
         return
-    pods, what = gpu_pods(data, subjects), "GPU pods"
-    if not pods:
-        pods, what = sum(t.replicas for t in templates(data, subjects)), "pods"
+    pods = gpu_pods(data, subjects)
     if declared is not None and pods and declared < pods:
-        yield f"{field} {declared} is smaller than the job's {pods} {what}, so part of the job can start alone"
+        yield f"{field} {declared} is smaller than the job's {pods} GPU pods, so part of the job can start alone"
 
 
 def gang_scheduled(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
@@ -335,8 +333,8 @@ def nccl_debug_in_production(subject: Subject, subjects: list[Subject], settings
                 yield f"{t.role}/{c.get('name')}: NCCL_DEBUG={t.env(c)['NCCL_DEBUG']} in production"
 
 
-def _rule(id: str, severity: Any, enforcement: Any, check: Any, fix: str) -> Rule:
-    return Rule(id, severity, enforcement, (check.__doc__ or "").strip(), fix, ("*",), check)
+def _rule(id: str, severity: Any, enforcement: Any, check: Any, fix: str, *, gpu_only: bool = True) -> Rule:
+    return Rule(id, severity, enforcement, (check.__doc__ or "").strip(), fix, ("*",), check, gpu_only=gpu_only)
 
 
 RULES: tuple[Rule, ...] = (
@@ -392,6 +390,7 @@ RULES: tuple[Rule, ...] = (
         "mandatory",
         images,
         "expand the image's placeholders; use a version tag or digest from an allowed registry",
+        gpu_only=False,
     ),
     _rule(
         "host-namespaces",
@@ -400,6 +399,7 @@ RULES: tuple[Rule, ...] = (
         host_namespaces,
         "drop hostNetwork / hostIPC: attach the fabric with Multus (GKE: multi-networking, "
         "networking.gke.io/interfaces) and size /dev/shm instead",
+        gpu_only=False,
     ),
     _rule(
         "job-robustness",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from components import rules
 from components.rules.rule import Settings, Subject
@@ -170,3 +174,141 @@ def test_a_stacks_trainjobs_and_cluster_training_runtimes_pass_every_mandatory_r
     assert "ClusterTrainingRuntime" in {s.kind for s in subjects}
     findings = rules.run(subjects, Settings(gang_scheduler=stack.scheduler))
     assert [f for f in findings if f.enforcement == "mandatory"] == []
+
+
+# --- GPU rules judge GPU workloads ---------------------------------------------------------------
+
+# Our own reduction of the shape of volcano-sh/volcano example/hierarchical-jobs/jobs.yaml at tag v1.15.1 (the
+# jobs of its hierarchical-queues example): a CPU-only Volcano Job of 6 nginx pods that may start one at a time.
+VOLCANO_CPU_JOB: dict[str, Any] = {
+    "apiVersion": "batch.volcano.sh/v1alpha1",
+    "kind": "Job",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {
+        "minAvailable": 1,
+        "schedulerName": "volcano",
+        "queue": "root-eng-prod",
+        "tasks": [
+            {
+                "name": "nginx",
+                "replicas": 6,
+                "template": {
+                    "spec": {
+                        "schedulerName": "volcano",
+                        "restartPolicy": "OnFailure",
+                        "containers": [{"name": "nginx", "image": "nginx", "resources": {"requests": {"cpu": "0.5"}}}],
+                    }
+                },
+            }
+        ],
+    },
+}
+GENERAL_RULES = {
+    "pinned-images",
+    "host-namespaces",
+    "env-references",
+    "duplicate-keys",
+    *CLOUD_CASES,
+}
+"""The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage)."""
+
+
+def test_only_the_general_rules_judge_workloads_without_gpus() -> None:
+    assert {r.id for r in rules.RULES if not r.gpu_only} == GENERAL_RULES
+
+
+def test_a_cpu_only_volcano_job_that_starts_one_pod_at_a_time_passes() -> None:
+    findings = rules.run(from_objects([VOLCANO_CPU_JOB]), Settings(gang_scheduler="volcano"))
+    assert [(f.rule, f.enforcement) for f in findings] == [("pinned-images", "advisory")], "nginx has no tag"
+
+
+def test_the_same_job_on_gpus_is_judged() -> None:
+    job = copy.deepcopy(VOLCANO_CPU_JOB)
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
+    findings = [
+        f for f in rules.run(from_objects([job]), Settings(gang_scheduler="volcano")) if f.rule != "gpu-placement"
+    ]
+    assert [(f.rule, f.message) for f in findings if f.enforcement == "mandatory"] == [
+        ("gang-scheduling", "minAvailable 1 is smaller than the job's 6 GPU pods, so part of the job can start alone")
+    ]
+
+
+CPU_WORKLOADS = st.sampled_from(["pytorch", "volcano", "indexed", "podgroup"])
+
+
+@given(
+    kind=CPU_WORKLOADS,
+    replicas=st.integers(min_value=1, max_value=64),
+    gang=st.integers(min_value=0, max_value=64),
+    scheduler=st.sampled_from(["volcano", "kueue", "none"]),
+    env=st.sampled_from(
+        [[], [{"name": "NCCL_SOCKET_IFNAME", "value": "ib0"}], [{"name": "NCCL_IB_DISABLE", "value": "0"}]]
+    ),
+)
+def test_no_gpu_rule_judges_a_workload_without_gpus(
+    kind: str, replicas: int, gang: int, scheduler: str, env: list
+) -> None:
+    """Whatever a CPU-only workload states (a gang smaller than its pods, NCCL variables, no /dev/shm, no queue),
+    no GPU rule has a word to say about it."""
+    container = {
+        "name": "c",
+        "image": "registry.example.com/app:1.0",
+        "env": env,
+        "resources": {"requests": {"cpu": "1"}},
+    }
+    template = {"spec": {"restartPolicy": "Never", "containers": [container]}}
+    objects: list[dict[str, Any]] = {
+        "pytorch": [
+            {
+                "apiVersion": "kubeflow.org/v1",
+                "kind": "PyTorchJob",
+                "metadata": {"name": "j", "namespace": "t"},
+                "spec": {
+                    "runPolicy": {"schedulingPolicy": {"minAvailable": gang}},
+                    "pytorchReplicaSpecs": {"Worker": {"replicas": replicas, "template": template}},
+                },
+            }
+        ],
+        "volcano": [
+            {
+                **VOLCANO_CPU_JOB,
+                "spec": {"minAvailable": gang, "tasks": [{"name": "t", "replicas": replicas, "template": template}]},
+            }
+        ],
+        "indexed": [
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "j", "namespace": "t"},
+                "spec": {
+                    "completionMode": "Indexed",
+                    "completions": replicas,
+                    "parallelism": replicas,
+                    "template": template,
+                },
+            }
+        ],
+        "podgroup": [
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "g", "namespace": "t"},
+                "spec": {"minMember": gang},
+            },
+            *(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"p{i}",
+                        "namespace": "t",
+                        "annotations": {"scheduling.k8s.io/group-name": "g"},
+                    },
+                    "spec": {"schedulerName": "volcano", **template["spec"]},
+                }
+                for i in range(min(replicas, 4))
+            ),
+        ],
+    }[kind]
+    findings = rules.run(from_objects(objects), Settings(gang_scheduler=scheduler, production=True))
+    assert [f for f in findings if f.rule not in GENERAL_RULES] == []

@@ -28,11 +28,12 @@ from components.rules.config import (
     ALLOW_HOST_NETWORK,
     ALLOWED_REGISTRIES,
     MIN_SHM,
+    PRIVILEGED_EXEMPT,
     PRODUCTION,
     REQUIRE_PINNED,
     settings,
 )
-from components.rules.rule import Settings
+from components.rules.rule import PRIVILEGED_NAMESPACES, Settings
 from components.rules.subjects import from_resources
 
 ADVICE = "gpu-training-advice"
@@ -69,6 +70,15 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
     },
     ALLOW_HOST_NETWORK[0]: {
         ALLOW_HOST_NETWORK[1]: {"type": "boolean", "default": False, "description": "Allow hostNetwork and hostIPC."}
+    },
+    PRIVILEGED_EXEMPT[0]: {
+        PRIVILEGED_EXEMPT[1]: {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": list(PRIVILEGED_NAMESPACES),
+            "description": "Namespaces whose pods may run privileged containers (node agents); the list replaces "
+            "the default, so keep its names when adding one.",
+        }
     },
     PRODUCTION[0]: {PRODUCTION[1]: {"type": "boolean", "default": False, "description": "This is a production stack."}},
 }

@@ -13,19 +13,40 @@ import pytest
 import yaml
 
 from components.cli import main
+from components.render import render
+from components.rules.pods import templates
+from components.rules.rule import PRIVILEGED_NAMESPACES
+from components.validation import resolve_file
 from tests.rules.corpus import bad_objects
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod", "gke"])
-def test_our_stacks_pass(stack: str, capsys, monkeypatch) -> None:
+STACK_FILES = sorted(REPO.glob("Pulumi.*.yaml")) + sorted((REPO / "examples" / "minimal").glob("Pulumi.*.yaml"))
+
+
+@pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_our_stacks_pass(stack_file: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
-    assert main(["check", "--stack", stack]) == 0
+    assert main(["check", "--config", str(stack_file)]) == 0
     report = capsys.readouterr().out.splitlines()
     assert report[0] == "no findings"
     workloads, with_gpus = (int(n) for n in re.findall(r"(\d+) workloads, (\d+) with GPUs", report[1])[0])
     assert with_gpus >= 1 and workloads >= with_gpus
+
+
+@pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_only_our_node_agents_run_privileged(stack_file: Path) -> None:
+    """Training jobs and fabric checks never run privileged; the GPUDirect installers and device injector that
+    do are DaemonSets in a namespace privileged-containers exempts by default."""
+    privileged = {
+        (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        for obj in render(resolve_file(stack_file)).objects
+        for t in templates(obj)
+        for c in t.containers
+        if (c.get("securityContext") or {}).get("privileged")
+    }
+    assert all(kind == "DaemonSet" and namespace in PRIVILEGED_NAMESPACES for kind, namespace, _ in privileged)
 
 
 def write(tmp_path: Path, rule: str) -> Path:

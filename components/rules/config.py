@@ -7,7 +7,7 @@ from typing import Any
 
 from components import quantity
 from components.errors import ConfigError
-from components.rules.rule import DEFAULT_MIN_SHM, Settings
+from components.rules.rule import DEFAULT_MIN_SHM, PRIVILEGED_NAMESPACES, Settings
 
 LEVELS = ("mandatory", "advisory", "disabled")
 # Which rule's config carries each setting (the pack declares them in that policy's config schema).
@@ -15,6 +15,7 @@ ALLOWED_REGISTRIES = ("pinned-images", "allowedRegistries")
 REQUIRE_PINNED = ("pinned-images", "requirePinned")
 MIN_SHM = ("shared-memory", "minShmSize")
 ALLOW_HOST_NETWORK = ("host-namespaces", "allowHostNetwork")
+PRIVILEGED_EXEMPT = ("privileged-containers", "exemptNamespaces")
 PRODUCTION = ("nccl-debug-production", "production")
 
 
@@ -45,6 +46,7 @@ def settings(config: Mapping[str, Any] | None = None, **known: Any) -> Settings:
         "require_pinned_images": bool(option(REQUIRE_PINNED, False)),
         "min_shm": str(option(MIN_SHM, DEFAULT_MIN_SHM)),
         "allow_host_network": bool(option(ALLOW_HOST_NETWORK, False)),
+        "privileged_namespaces": _namespaces(option(PRIVILEGED_EXEMPT, PRIVILEGED_NAMESPACES)),
         "production": bool(option(PRODUCTION, False)),
         "enforcement": enforcement,
     }
@@ -54,3 +56,13 @@ def settings(config: Mapping[str, Any] | None = None, **known: Any) -> Settings:
     except ValueError as exc:
         raise ConfigError(str(exc), path=f"{MIN_SHM[0]}.{MIN_SHM[1]}") from None
     return Settings(**values)
+
+
+def _namespaces(value: Any) -> tuple[str, ...]:
+    """The exempt namespaces of the policy config: a list of names (it replaces the default list)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(n, str) and n for n in value):
+        raise ConfigError(
+            f"must be a list of namespace names, such as {list(PRIVILEGED_NAMESPACES)}",
+            path=f"{PRIVILEGED_EXEMPT[0]}.{PRIVILEGED_EXEMPT[1]}",
+        )
+    return tuple(value)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
+from components.addons import gpu_operator, gpudirect, network
 from components.manifests.plan import MIN_MULTI_NODE_SHM
 from components.rules.pods import templates
 from components.rules.trainjobs import TRAINJOB, find_runtime
@@ -15,6 +16,20 @@ DEFAULT_MIN_SHM = MIN_MULTI_NODE_SHM
 Severity = Literal["low", "medium", "high", "critical"]
 Cluster = Literal["eks", "gke", "existing"]
 CLUSTERS: tuple[Cluster, ...] = ("eks", "gke", "existing")
+PRIVILEGED_NAMESPACES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            "kube-system",
+            gpudirect.NAMESPACE,
+            gpu_operator.NAMESPACE,
+            network.NETWORK_OPERATOR_NAMESPACE,
+            network.SRIOV_NAMESPACE,
+        )
+    )
+)
+"""Where node agents may run privileged containers, by default: Kubernetes' own namespace (where the Multus,
+whereabouts and EFA device plugin installs and our GKE GPUDirect installers run too), and the GPU Operator's,
+the Network Operator's and the SR-IOV Network Operator's, whose drivers and device plugins need the host."""
 
 
 class Advice(str):
@@ -57,6 +72,8 @@ class Settings:
     """Whether this is a production stack."""
     allow_host_network: bool = False
     """Whether pods may use the host network or IPC namespace."""
+    privileged_namespaces: tuple[str, ...] = PRIVILEGED_NAMESPACES
+    """Namespaces whose pods may run privileged containers (node agents); nowhere else."""
     enforcement: dict[str, Enforcement] = field(default_factory=dict)
     """Per rule id, an enforcement level overriding the rule's default."""
     cluster: Cluster | None = None

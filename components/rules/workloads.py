@@ -220,10 +220,9 @@ def rdma_devices(subject: Subject, subjects: list[Subject], __: Settings) -> Ite
             if devices.requests_device(requested, known, complete) is False:
                 yield f"{where}: turns InfiniBand verbs on (NCCL_IB_DISABLE=0) but requests no RDMA device resource"
             capabilities = context.get("capabilities") if isinstance(context.get("capabilities"), dict) else {}
+            # A privileged container has every capability; privileged-containers says what is wrong with that.
             if "IPC_LOCK" not in (capabilities.get("add") or []) and not context.get("privileged"):
                 yield Advice(f"{where}: uses RDMA without IPC_LOCK; memory registration fails where memlock is limited")
-            if context.get("privileged"):
-                yield Advice(f"{where}: is privileged; RDMA needs only its device and IPC_LOCK")
 
 
 def checkpoint_claims(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
@@ -288,6 +287,19 @@ def host_namespaces(subject: Subject, subjects: list[Subject], settings: Setting
         for key in ("hostNetwork", "hostIPC"):
             if t.spec.get(key) is True and not (key == "hostNetwork" and settings.cluster == "gke" and t.gpus):
                 yield f"{t.role} pods use {key}"
+
+
+def privileged(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
+    """No container runs privileged outside the namespaces exempted for node agents: a privileged container is
+    root on its node, and the baseline Pod Security Standard forbids it."""
+    meta = subject.data.get("metadata") if isinstance(subject.data.get("metadata"), dict) else {}
+    if meta.get("namespace") in settings.privileged_namespaces:
+        return
+    for t in templates(subject.data, subjects):
+        for c in t.containers:
+            context = c.get("securityContext") or {}
+            if context.get("privileged") is True:
+                yield f"{t.role}/{c.get('name')}: runs privileged, with root on its node"
 
 
 def robustness(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
@@ -399,6 +411,16 @@ RULES: tuple[Rule, ...] = (
         host_namespaces,
         "drop hostNetwork / hostIPC: attach the fabric with Multus (GKE: multi-networking, "
         "networking.gke.io/interfaces) and size /dev/shm instead",
+        gpu_only=False,
+    ),
+    _rule(
+        "privileged-containers",
+        "high",
+        "mandatory",
+        privileged,
+        "add the capabilities the container needs (IPC_LOCK for RDMA, NET_ADMIN for a GPUDirect daemon) and "
+        "request its devices instead; a node agent that needs the host belongs in a namespace of "
+        "privileged-containers.exemptNamespaces",
         gpu_only=False,
     ),
     _rule(

@@ -281,6 +281,23 @@ def test_an_efa_mpijob_without_efa_on_an_eks_node_group_is_caught() -> None:
     assert "attaches 4 of 32 EFA devices" in partial[0]
 
 
+def test_a_privileged_training_container_is_blocked_and_node_agents_pass_in_their_namespaces() -> None:
+    (policy,) = [p for p in gpu_policies.POLICIES if p.name == "privileged-containers"]
+    assert policy.enforcement_level.value == "mandatory"
+    job = training_job()[-1]
+    job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["securityContext"] = {
+        "privileged": True
+    }
+    (found,) = violations("privileged-containers", [kube(job)])
+    assert found[1].endswith("::pretrain") and "Worker/pytorch: runs privileged" in found[0]
+    agent = copy.deepcopy(job)
+    agent["metadata"]["namespace"] = "kube-system"
+    assert violations("privileged-containers", [kube(agent)]) == []
+    agent["metadata"]["namespace"] = "node-agents"
+    assert violations("privileged-containers", [kube(agent)])
+    assert violations("privileged-containers", [kube(agent)], {"exemptNamespaces": ["node-agents"]}) == []
+
+
 def as_numbers(value: Any) -> Any:
     """An object with every whole-number quantity of its requests and limits as a float: how the engine hands a
     policy a number a manifest writes unquoted (its property values are protobuf doubles)."""

@@ -23,8 +23,33 @@ from tests.rules.corpus import (
     good_trainjob,
 )
 
-WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached", "duplicate-keys"]
-TRAINJOB_RULES = [*TRAINJOB_CASES, "checkpoint-rwx"]
+WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached", "duplicate-keys", "privileged-containers"]
+TRAINJOB_RULES = [*TRAINJOB_CASES, "checkpoint-rwx", "privileged-containers"]
+
+
+def _privileged(pod_template: dict[str, Any]) -> None:
+    pod_template["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+
+
+def bad(rule: str) -> tuple[list[Subject], Settings]:
+    """The corpus case of a rule (privileged-containers': the workers run privileged)."""
+    if rule != "privileged-containers":
+        return bad_objects(rule)
+    objects = good()
+    workload = copy.deepcopy(objects[-1])
+    _privileged(workload["spec"]["pytorchReplicaSpecs"]["Worker"]["template"])
+    return from_objects([*objects[:-1], workload]), Settings()
+
+
+def bad_trainjob(rule: str) -> tuple[list[Subject], Settings, str]:
+    """The TrainJob corpus case of a rule (privileged-containers': the runtime's node runs privileged)."""
+    if rule != "privileged-containers":
+        return bad_trainjob_objects(rule)
+    objects = copy.deepcopy(good_trainjob())
+    trainjob = objects[-1]
+    runtime = next(o for o in objects if o["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"])
+    _privileged(runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"])
+    return from_objects(objects), Settings(), from_objects([runtime])[0].key
 
 
 def test_every_rule_has_a_corpus_case() -> None:
@@ -51,7 +76,7 @@ def test_the_good_job_passes(fabric: str) -> None:
 
 @pytest.mark.parametrize("rule", WORKLOAD_RULES)
 def test_each_bad_manifest_is_caught_by_its_rule_only(rule: str) -> None:
-    subjects, settings = bad_objects(rule)
+    subjects, settings = bad(rule)
     findings = rules.run(subjects, settings)
     assert {f.rule for f in findings} == {rule}
     assert all(f.fix == rules.by_id(rule).fix for f in findings)
@@ -67,7 +92,7 @@ def test_the_good_trainjob_and_its_runtimes_pass(fabric: str, runtime: str) -> N
 
 @pytest.mark.parametrize("rule", TRAINJOB_RULES)
 def test_each_bad_trainjob_or_runtime_is_caught_by_its_rule_only_on_the_object_at_fault(rule: str) -> None:
-    subjects, settings, at_fault = bad_trainjob_objects(rule)
+    subjects, settings, at_fault = bad_trainjob(rule)
     findings = rules.run(subjects, settings)
     assert findings and {f.rule for f in findings} == {rule}
     assert {f.subject for f in findings} == {at_fault}, "a runtime's defect is not reported again on its TrainJob"
@@ -208,6 +233,7 @@ GENERAL_RULES = {
     "host-namespaces",
     "env-references",
     "duplicate-keys",
+    "privileged-containers",
     *CLOUD_CASES,
 }
 """The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage)."""
@@ -312,3 +338,66 @@ def test_no_gpu_rule_judges_a_workload_without_gpus(
     }[kind]
     findings = rules.run(from_objects(objects), Settings(gang_scheduler=scheduler, production=True))
     assert [f for f in findings if f.rule not in GENERAL_RULES] == []
+
+
+# --- privileged containers ----------------------------------------------------------------------
+
+
+def daemonset(namespace: str) -> dict[str, Any]:
+    """A node agent that needs the host: a privileged DaemonSet, as the GPU and Network Operators run theirs."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "agent",
+                            "image": "registry.example.com/agent:1.0",
+                            "securityContext": {"privileged": True},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def test_a_privileged_training_container_is_a_defect_naming_the_container() -> None:
+    (finding,) = rules.run(*bad("privileged-containers"))
+    assert (finding.rule, finding.enforcement) == ("privileged-containers", "mandatory")
+    assert finding.message == "Worker/pytorch: runs privileged, with root on its node"
+
+
+def test_node_agents_may_run_privileged_in_the_exempt_namespaces_only() -> None:
+    from components.rules.config import settings
+
+    assert rules.run(from_objects([daemonset("kube-system")]), settings()) == []
+    assert rules.run(from_objects([daemonset("gpu-operator")]), settings()) == []
+    (finding,) = rules.run(from_objects([daemonset("training")]), settings())
+    assert finding.subject == "DaemonSet/training/agent" and finding.enforcement == "mandatory"
+    # The setting replaces the default list: a cluster may exempt its own agents' namespace, or none at all.
+    own = settings({"privileged-containers": {"exemptNamespaces": ["node-agents"]}})
+    assert rules.run(from_objects([daemonset("node-agents")]), own) == []
+    assert rules.run(from_objects([daemonset("kube-system")]), own)
+
+
+def test_the_exempt_namespaces_must_be_a_list_of_names() -> None:
+    from components.errors import ConfigError
+    from components.rules.config import settings
+
+    with pytest.raises(ConfigError, match=r"privileged-containers.exemptNamespaces: must be a list of namespace names"):
+        settings({"privileged-containers": {"exemptNamespaces": "kube-system"}})
+
+
+def test_a_privileged_rdma_worker_is_reported_once() -> None:
+    objects = good("roce")
+    workload = copy.deepcopy(objects[-1])
+    for replica in workload["spec"]["pytorchReplicaSpecs"].values():
+        replica["template"]["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    findings = rules.run(from_objects([*objects[:-1], workload]), Settings(gang_scheduler="volcano"))
+    assert {f.rule for f in findings} == {"privileged-containers"}, "no second word from rdma-devices"

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.errors import ConfigError
+from components.immutable import replace_paths
 from components.models.base import snake
 
 _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
@@ -35,8 +36,13 @@ def logical_name(obj: dict[str, Any]) -> str:
 
 
 def kube_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> pulumi.CustomResource:
-    """The pulumi_kubernetes resource that creates `obj`."""
+    """The pulumi_kubernetes resource that creates `obj`; a change the API server refuses in place replaces it."""
     api_version, kind = obj["apiVersion"], obj["kind"]
+    if paths := replace_paths(obj):
+        # The replacement keeps the object's name, so the old one must go first.
+        opts = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(replace_on_changes=list(paths), delete_before_replace=True)
+        )
     fields = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
     typed = _TYPED.get((api_version, kind))
     if typed is not None:

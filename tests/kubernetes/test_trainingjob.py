@@ -118,3 +118,25 @@ def test_a_job_that_does_not_fit_its_pool_is_a_clean_pulumi_error(pulumi_mocks: 
 def test_a_bad_field_names_its_path(pulumi_mocks: RecordingMonitor) -> None:
     with pytest.raises(StackConfigError, match=r"nodes: must be greater than or equal to 1 \(got 0\)"):
         run(lambda: TrainingJob("bad", image="i", command=["train.py"], nodes=0, pool=pool("tcp")))
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_a_change_the_api_server_refuses_in_place_replaces_the_object(
+    pulumi_mocks: RecordingMonitor, launcher: str
+) -> None:
+    # A TrainJob's trainer and a PyTorchJob's queue are immutable (their CRDs' transition rules): Pulumi
+    # must delete and recreate them on such a change, or `pulumi up` fails on the server's refusal.
+    run(lambda: TrainingJob("train", job(launcher=launcher), pool=pool("roce"), scheduler="volcano", queue="q"))
+
+    kind = trainingjob.objects(plan(job(launcher=launcher), pool("roce"), "volcano", "q"))[-1]["kind"]
+    job_resource = pulumi_mocks.named(f"train-{kind.lower()}")
+    expected = {
+        "trainjob": "spec.trainer",
+        "pytorch": "spec.runPolicy.schedulingPolicy.queue",
+        "tensorflow": "spec.runPolicy.schedulingPolicy.queue",
+    }.get(launcher)
+    if expected:
+        assert expected in job_resource.replace_on_changes
+        assert job_resource.delete_before_replace, "the replacement has the same name"
+    else:
+        assert not job_resource.replace_on_changes

@@ -30,6 +30,9 @@ class Registration:
     create_timeout: str = ""
     """How long `pulumi up` waits for the resource to be created (customTimeouts.create), if set."""
     aliases: list[Any] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+    """Input paths whose change replaces the resource instead of updating it."""
+    delete_before_replace: bool = False
     """The aliases sent (alias_pb2.Alias: a URN, or a spec the engine resolves)."""
 
 
@@ -143,6 +146,8 @@ class RecordingMonitor(MockMonitor):
                     ignore_changes=list(request.ignoreChanges),
                     create_timeout=request.customTimeouts.create,
                     aliases=list(request.aliases),
+                    replace_on_changes=list(request.replaceOnChanges),
+                    delete_before_replace=bool(request.deleteBeforeReplace),
                 )
             )
         return response

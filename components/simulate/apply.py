@@ -1,0 +1,83 @@
+"""Apply a stack's objects to a real API server with server-side apply, in dependency order."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from components.simulate.client import Client, ClientError
+from components.simulate.crds import UNAVAILABLE
+
+ESTABLISH_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the API server said of one object: accepted, refused (with its message) or skipped (why)."""
+
+    key: str
+    accepted: bool
+    message: str = ""
+    skipped: bool = False
+
+
+def key(obj: dict[str, Any]) -> str:
+    """`Kind/namespace/name` (or `Kind/name` when cluster-scoped)."""
+    meta = obj.get("metadata", {})
+    parts = [obj.get("kind", "?"), *([meta["namespace"]] if meta.get("namespace") else []), meta.get("name", "?")]
+    return "/".join(parts)
+
+
+def install_crds(client: Client, definitions: Iterable[dict[str, Any]]) -> None:
+    """Create or update each CRD and wait until the API server serves all of them."""
+    names = []
+    for crd in definitions:
+        client.apply(crd)
+        names.append(crd["metadata"]["name"])
+    deadline = time.monotonic() + ESTABLISH_TIMEOUT
+    waiting = list(names)
+    while waiting and time.monotonic() < deadline:
+        waiting = [n for n in waiting if not _established(client, n)]
+        if waiting:
+            time.sleep(0.2)
+    if waiting:
+        raise ClientError(f"CRDs not established after {ESTABLISH_TIMEOUT:.0f}s: {', '.join(waiting)}")
+
+
+def _established(client: Client, name: str) -> bool:
+    crd = client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}") or {}
+    return any(
+        c.get("type") == "Established" and c.get("status") == "True"
+        for c in crd.get("status", {}).get("conditions", [])
+    )
+
+
+def _rank(obj: dict[str, Any]) -> int:
+    """Namespaces and cluster-wide definitions first, then everything that may live in them."""
+    kind = obj.get("kind")
+    if kind == "CustomResourceDefinition":
+        return 0
+    if kind == "Namespace":
+        return 1
+    if kind in ("PriorityClass", "StorageClass", "ClusterRole", "ServiceAccount", "ConfigMap", "Secret"):
+        return 2
+    return 3
+
+
+def apply_all(client: Client, objects: Iterable[dict[str, Any]]) -> list[Outcome]:
+    """Server-side apply every object (stable order within a rank); one Outcome each, never raising."""
+    outcomes = []
+    for obj in sorted(objects, key=_rank):
+        group = obj.get("apiVersion", "").rpartition("/")[0]
+        if group in UNAVAILABLE:
+            outcomes.append(Outcome(key(obj), False, UNAVAILABLE[group], skipped=True))
+            continue
+        try:
+            client.apply(obj)
+        except ClientError as exc:
+            outcomes.append(Outcome(key(obj), False, str(exc)))
+        else:
+            outcomes.append(Outcome(key(obj), True))
+    return outcomes

@@ -1,0 +1,129 @@
+"""A small client of the Kubernetes API: discovery, server-side apply, reads. Standard library only."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FIELD_MANAGER = "gpu-training"
+
+
+class ClientError(RuntimeError):
+    """The API server refused a request; `status` is its Status object when it sent one."""
+
+    def __init__(self, message: str, code: int = 0, status: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status or {}
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """Where a kind is served: its REST path segment and whether objects live in a namespace."""
+
+    group_version: str
+    plural: str
+    namespaced: bool
+
+    def path(self, namespace: str | None, name: str | None = None) -> str:
+        """The collection or object path."""
+        base = "/api/v1" if self.group_version == "v1" else f"/apis/{self.group_version}"
+        where = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
+        return f"{base}{where}/{self.plural}" + (f"/{name}" if name else "")
+
+
+class Client:
+    """Requests to one API server with a bearer token, trusting its CA file."""
+
+    def __init__(self, server: str, token: str, ca_file: Path) -> None:
+        self.server = server
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._tls = ssl.create_default_context(cafile=str(ca_file))
+        self._resources: dict[tuple[str, str], Resource] = {}
+
+    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "") -> bytes:
+        """The response body of `method path`, or ClientError with the server's reason."""
+        headers = dict(self._headers)
+        if content_type:
+            headers["Content-Type"] = content_type
+        req = urllib.request.Request(self.server + path, data=body, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self._tls, timeout=60) as response:
+                return bytes(response.read())
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            try:
+                status = json.loads(raw)
+            except ValueError:
+                status = {"message": raw.decode(errors="replace")}
+            message = status.get("message") or f"{method} {path}: HTTP {exc.code}"
+            raise ClientError(message, exc.code, status) from None
+
+    def get_text(self, path: str) -> str:
+        """A plain-text endpoint (/readyz)."""
+        return self.request("GET", path).decode()
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        """The object at `path`, or None when it does not exist."""
+        try:
+            return dict(json.loads(self.request("GET", path)))
+        except ClientError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    def resource(self, api_version: str, kind: str) -> Resource:
+        """Where `kind` of `api_version` is served (discovery, refreshed once on a miss)."""
+        found = self._resources.get((api_version, kind))
+        if found is None:
+            self._discover(api_version)
+            found = self._resources.get((api_version, kind))
+        if found is None:
+            raise ClientError(f"the API server serves no {kind} in {api_version}", 404)
+        return found
+
+    def _discover(self, api_version: str) -> None:
+        path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        listing = self.get(path)
+        for item in (listing or {}).get("resources", []):
+            if "/" not in item["name"]:
+                self._resources[(api_version, item["kind"])] = Resource(
+                    api_version, item["name"], bool(item["namespaced"])
+                )
+
+    def path_of(self, obj: dict[str, Any], named: bool = True) -> str:
+        """The REST path of `obj` (or of its collection)."""
+        meta = obj["metadata"]
+        res = self.resource(obj["apiVersion"], obj["kind"])
+        return res.path(meta.get("namespace"), meta["name"] if named else None)
+
+    def apply(self, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply `obj` as our field manager, forcing conflicts; the object as stored."""
+        query = {"fieldManager": FIELD_MANAGER, "force": "true"}
+        if dry_run:
+            query["dryRun"] = "All"
+        body = json.dumps(obj).encode()
+        path = f"{self.path_of(obj)}?{urllib.parse.urlencode(query)}"
+        return dict(json.loads(self.request("PATCH", path, body, "application/apply-patch+yaml")))
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, selector: str = "") -> list[Any]:
+        """Every object of a kind (in a namespace, matching a label selector)."""
+        path = self.resource(api_version, kind).path(namespace)
+        if selector:
+            path += "?" + urllib.parse.urlencode({"labelSelector": selector})
+        return list((self.get(path) or {}).get("items", []))
+
+    def delete(self, obj: dict[str, Any]) -> None:
+        """Delete `obj` with foreground propagation; a missing object is no error."""
+        body = json.dumps({"propagationPolicy": "Foreground"}).encode()
+        try:
+            self.request("DELETE", self.path_of(obj), body, "application/json")
+        except ClientError as exc:
+            if exc.code != 404:
+                raise

@@ -1,0 +1,223 @@
+"""A local Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager and kube-scheduler.
+
+Every process listens on 127.0.0.1 only, on ports the kernel hands out, and writes its log beside the
+kubeconfig in the run folder. Clients authenticate with a static token in `system:masters`; the API
+server makes its own serving certificate, which the kubeconfig trusts.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from components.simulate.client import Client, ClientError
+
+SERVICE_RANGE = "10.96.0.0/16"
+READY_TIMEOUT = 120.0
+
+
+class StartError(RuntimeError):
+    """A control-plane process did not start or become ready; the message ends with its log's tail."""
+
+
+@dataclass
+class Process:
+    """A started engine process and its log."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    def tail(self, lines: int = 20) -> str:
+        """The last lines of its log."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class ControlPlane:
+    """A running control plane: where it lives, how to reach it, and the processes to stop."""
+
+    folder: Path
+    server: str
+    token: str
+    ca_file: Path
+    kubeconfig: Path
+    processes: list[Process] = field(default_factory=list)
+
+    def client(self) -> Client:
+        """A client of this control plane's API server."""
+        return Client(self.server, self.token, self.ca_file)
+
+    def start(self, name: str, command: list[str]) -> Process:
+        """Start `command` as a process of this control plane, logging to <folder>/<name>.log."""
+        log = self.folder / f"{name}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        process = Process(name, popen, log)
+        self.processes.append(process)
+        return process
+
+    def check_alive(self) -> None:
+        """Raise StartError naming any process that has exited."""
+        for process in self.processes:
+            if process.popen.poll() is not None:
+                raise StartError(f"{process.name} exited with {process.popen.returncode}:\n{process.tail()}")
+
+    def stop(self) -> None:
+        """Stop every process this control plane started, newest first."""
+        for process in reversed(self.processes):
+            if process.popen.poll() is None:
+                os.killpg(process.popen.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for process in reversed(self.processes):
+            try:
+                process.popen.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.popen.pid, signal.SIGKILL)
+                process.popen.wait()
+        self.processes.clear()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start(folder: Path, binaries: dict[str, Path], progress: Callable[[str], None] = lambda _: None) -> ControlPlane:
+    """Start etcd, the API server, the controller manager and the scheduler in `folder`; wait until ready."""
+    folder.mkdir(parents=True, exist_ok=True)
+    certs = folder / "certs"
+    certs.mkdir(exist_ok=True)
+    token = secrets.token_hex(16)
+    (folder / "tokens.csv").write_text(f'{token},admin,admin,"system:masters"\n')
+    sa_key = certs / "service-account.key"
+    _openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(sa_key)])
+    api_port, etcd_port, peer_port = free_port(), free_port(), free_port()
+    server = f"https://127.0.0.1:{api_port}"
+    plane = ControlPlane(folder, server, token, certs / "apiserver.crt", folder / "kubeconfig")
+    try:
+        progress("starting etcd")
+        etcd_url = f"http://127.0.0.1:{etcd_port}"
+        plane.start(
+            "etcd",
+            [
+                str(binaries["etcd"]),
+                f"--data-dir={folder / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-cluster=default=http://127.0.0.1:{peer_port}",
+                "--unsafe-no-fsync",  # a throwaway cluster: durability buys nothing and costs seconds
+            ],
+        )
+        progress("starting kube-apiserver")
+        plane.start(
+            "kube-apiserver",
+            [
+                str(binaries["kube-apiserver"]),
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                f"--cert-dir={certs}",
+                f"--token-auth-file={folder / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                f"--service-cluster-ip-range={SERVICE_RANGE}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                f"--service-account-key-file={sa_key}",
+                f"--service-account-signing-key-file={sa_key}",
+                "--allow-privileged=true",
+                "--endpoint-reconciler-type=none",
+            ],
+        )
+        _wait_ready(plane)
+        _write_kubeconfig(plane)
+        progress("starting kube-controller-manager and kube-scheduler")
+        kubeconfig = f"--kubeconfig={plane.kubeconfig}"
+        plane.start(
+            "kube-controller-manager",
+            [
+                str(binaries["kube-controller-manager"]),
+                kubeconfig,
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                f"--service-account-private-key-file={sa_key}",
+                f"--root-ca-file={plane.ca_file}",
+                "--use-service-account-credentials=false",
+                # No cloud, no nodes that really run pods: these controllers would only fight kwok.
+                "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-route",
+            ],
+        )
+        plane.start(
+            "kube-scheduler",
+            [
+                str(binaries["kube-scheduler"]),
+                kubeconfig,
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+            ],
+        )
+        _wait_default_account(plane)
+    except BaseException:
+        plane.stop()
+        raise
+    return plane
+
+
+def _openssl(args: list[str]) -> None:
+    done = subprocess.run(["openssl", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise StartError(f"openssl {args[0]} failed: {done.stderr.strip()}")
+
+
+def _wait_ready(plane: ControlPlane) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        plane.check_alive()
+        if plane.ca_file.exists():
+            try:
+                if plane.client().get_text("/readyz") == "ok":
+                    return
+            except (ClientError, OSError):
+                pass
+        time.sleep(0.5)
+    raise StartError(f"kube-apiserver not ready after {READY_TIMEOUT:.0f}s:\n{plane.processes[-1].tail()}")
+
+
+def _wait_default_account(plane: ControlPlane) -> None:
+    """Pods need the namespace's default ServiceAccount, which the controller manager makes."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    client = plane.client()
+    while time.monotonic() < deadline:
+        plane.check_alive()
+        if client.get("/api/v1/namespaces/default/serviceaccounts/default") is not None:
+            return
+        time.sleep(0.5)
+    raise StartError("the controller manager made no default ServiceAccount in time")
+
+
+def _write_kubeconfig(plane: ControlPlane) -> None:
+    plane.kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: simulate\n  cluster:\n    server: {plane.server}\n"
+        f"    certificate-authority: {plane.ca_file}\n"
+        f"users:\n- name: admin\n  user:\n    token: {plane.token}\n"
+        "contexts:\n- name: simulate\n  context: {cluster: simulate, user: admin}\n"
+        "current-context: simulate\n"
+    )
+    plane.kubeconfig.chmod(0o600)

@@ -1,0 +1,148 @@
+"""The CustomResourceDefinitions of what the stacks install, read from the upstream modules' own trees.
+
+Each source is a Go module at the version `components/versions.py` pins for its add-on, downloaded into
+the Go module cache (checksum-verified) and read there; nothing upstream is kept in this repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from components import versions
+from components.simulate import engines
+
+
+@dataclass(frozen=True, slots=True)
+class CrdSource:
+    """The CRD files of one add-on: its Go module, version and the files' paths inside it."""
+
+    addon: str
+    module: str
+    version: str
+    files: tuple[str, ...]
+
+
+def _v(version: str) -> str:
+    return version if version.startswith("v") else f"v{version}"
+
+
+_KUEUE = "config/components/crd/bases/kueue.x-k8s.io_"
+_VOLCANO = "config/crd/volcano/bases/"
+_KARPENTER = "pkg/apis/crds/"
+
+SOURCES: tuple[CrdSource, ...] = (
+    CrdSource(
+        "kueue",
+        "sigs.k8s.io/kueue",
+        _v(versions.KUEUE.version),
+        tuple(
+            f"{_KUEUE}{kind}.yaml"
+            for kind in (
+                "admissionchecks",
+                "clusterqueues",
+                "cohorts",
+                "localqueues",
+                "resourceflavors",
+                "topologies",
+                "workloadpriorityclasses",
+                "workloads",
+                "provisioningrequestconfigs",
+            )
+        ),
+    ),
+    CrdSource(
+        "volcano",
+        "volcano.sh/volcano",
+        _v(versions.VOLCANO.version),
+        tuple(
+            f"{_VOLCANO}{f}.yaml"
+            for f in (
+                "batch.volcano.sh_jobs",
+                "scheduling.volcano.sh_podgroups",
+                "scheduling.volcano.sh_queues",
+                "topology.volcano.sh_hypernodes",
+                "bus.volcano.sh_commands",
+            )
+        ),
+    ),
+    CrdSource(
+        "training-operator",
+        "github.com/kubeflow/trainer",
+        versions.TRAINING_OPERATOR.ref,
+        # Not its MPIJob v1: the platform disables that scheme and installs the MPI Operator's v2beta1.
+        ("manifests/base/crds/kubeflow.org_pytorchjobs.yaml", "manifests/base/crds/kubeflow.org_tfjobs.yaml"),
+    ),
+    CrdSource(
+        "mpi-operator",
+        "github.com/kubeflow/mpi-operator",
+        versions.MPI_OPERATOR.ref,
+        ("manifests/base/kubeflow.org_mpijobs.yaml",),
+    ),
+    CrdSource(
+        "kubeflow-trainer",
+        "github.com/kubeflow/trainer/v2",
+        _v(versions.TRAINER.version),
+        tuple(
+            f"manifests/base/crds/trainer.kubeflow.org_{kind}.yaml"
+            for kind in ("trainjobs", "trainingruntimes", "clustertrainingruntimes")
+        ),
+    ),
+    CrdSource(
+        "jobset",
+        "sigs.k8s.io/jobset",
+        _v(versions.JOBSET_VERSION),
+        ("config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",),
+    ),
+    CrdSource(
+        "multus",
+        "github.com/k8snetworkplumbingwg/network-attachment-definition-client",
+        # The CRD Multus's thick daemonset manifest installs is this client's, unchanged since v1.
+        "v1.7.7",
+        ("artifacts/networks-crd.yaml",),
+    ),
+    CrdSource(
+        "karpenter",
+        "sigs.k8s.io/karpenter",
+        _v(versions.KARPENTER.version),
+        tuple(f"{_KARPENTER}karpenter.sh_{kind}.yaml" for kind in ("nodepools", "nodeclaims", "nodeoverlays")),
+    ),
+    CrdSource(
+        "karpenter",
+        "github.com/aws/karpenter-provider-aws",
+        _v(versions.KARPENTER.version),
+        (f"{_KARPENTER}karpenter.k8s.aws_ec2nodeclasses.yaml",),
+    ),
+    CrdSource(
+        "sriov-network-operator",
+        "github.com/k8snetworkplumbingwg/sriov-network-operator",
+        _v(versions.SRIOV_NETWORK_OPERATOR.version),
+        tuple(
+            f"config/crd/bases/sriovnetwork.openshift.io_{kind}.yaml"
+            for kind in ("sriovnetworks", "sriovibnetworks", "sriovnetworknodepolicies", "sriovoperatorconfigs")
+        ),
+    ),
+)
+
+UNAVAILABLE: dict[str, str] = {
+    "mellanox.com": "the NVIDIA Network Operator's module is not served by the Go module proxy",
+    "nvidia.com": "the NVIDIA GPU Operator's module is not served by the Go module proxy",
+    "networking.gke.io": "GKE's networking CRDs are installed by GKE itself and published in no module",
+}
+"""API groups we emit whose CRDs no module here provides, and why: their objects are not applied."""
+
+
+def definitions() -> Iterator[dict[str, Any]]:
+    """Every CRD of every source, downloading each module once."""
+    for source in SOURCES:
+        root = engines.download(source.module, source.version)
+        for name in source.files:
+            path = root / name
+            if not path.is_file():
+                raise engines.BuildError(f"{source.module}@{source.version} has no {name}")
+            for doc in yaml.safe_load_all(path.read_text()):
+                if doc and doc.get("kind") == "CustomResourceDefinition":
+                    yield doc

@@ -1,0 +1,135 @@
+"""The real engines `simulate` runs, built once from pinned Go modules into a cache outside the repository.
+
+Each engine is a Go module of ours under `engines/<name>/` whose go.mod pins the upstream module by its
+`tool` directives and whose go.sum pins every dependency, so a build is the same on every machine. The
+binaries go to `<cache>/engines/<name>-<key>/`, where the key hashes go.mod, go.sum and the Go version:
+a second run finds them there and builds nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ENGINES_DIR = Path(__file__).parent / "engines"
+
+
+class BuildError(RuntimeError):
+    """An engine could not be built or a module could not be downloaded: the Go toolchain's own words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """A Go module of ours that pins one upstream project, and the binaries built from it."""
+
+    name: str
+    binaries: dict[str, str]
+    """Binary name -> Go package (a main package listed in the module's `tool` directives)."""
+
+    @property
+    def module_dir(self) -> Path:
+        """The folder holding this engine's go.mod and go.sum."""
+        return ENGINES_DIR / self.name
+
+
+KUBERNETES = Engine(
+    "kubernetes",
+    {
+        "etcd": "go.etcd.io/etcd/server/v3",
+        "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
+        "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+        "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
+    },
+)
+"""The control plane, at the Kubernetes minor our stacks default to, with the etcd that release requires."""
+KWOK = Engine("kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"})
+"""kwok: nodes without kubelets, and pods that run on them."""
+
+
+def cache_dir() -> Path:
+    """Where built engines and run folders live: $GPU_TRAINING_CACHE, else $XDG_CACHE_HOME/gpu-training."""
+    if explicit := os.environ.get("GPU_TRAINING_CACHE"):
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-training"
+
+
+def go() -> str:
+    """The `go` command, or a BuildError saying how to get one."""
+    found = shutil.which("go")
+    if not found:
+        raise BuildError("simulate builds its engines with Go >= 1.26: install Go (https://go.dev/dl) and retry")
+    return found
+
+
+def _env() -> dict[str, str]:
+    # The local toolchain only (never a toolchain download), static binaries, and paths trimmed so a
+    # build does not depend on where the cache lives.
+    return {**os.environ, "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOFLAGS": "-trimpath -mod=readonly -buildvcs=false"}
+
+
+def _go_version() -> str:
+    out = subprocess.run([go(), "env", "GOVERSION"], capture_output=True, text=True, env=_env(), check=False)
+    return out.stdout.strip()
+
+
+def key(engine: Engine) -> str:
+    """What a build of `engine` depends on: its go.mod, go.sum and the Go version, hashed."""
+    digest = hashlib.sha256(_go_version().encode())
+    for name in ("go.mod", "go.sum"):
+        digest.update((engine.module_dir / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def install_dir(engine: Engine) -> Path:
+    """The cache folder of this engine's binaries at its current pins."""
+    return cache_dir() / "engines" / f"{engine.name}-{key(engine)}"
+
+
+def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:
+    """The engine's binaries by name, built into the cache first when they are not there yet."""
+    target = install_dir(engine)
+    built = {b: target / b for b in engine.binaries}
+    if all(p.is_file() for p in built.values()):
+        return built
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # One builder at a time (parallel test workers, two terminals): the others wait, then find the binaries.
+    with (target.parent / f".{engine.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(p.is_file() for p in built.values()):
+            return built
+        staging = Path(tempfile.mkdtemp(prefix=f".{engine.name}-", dir=target.parent))
+        try:
+            for binary, package in engine.binaries.items():
+                progress(f"building {binary} from {package} (first run only)")
+                _run([go(), "build", "-o", str(staging / binary), package], engine.module_dir)
+            shutil.rmtree(target, ignore_errors=True)
+            staging.rename(target)  # all or nothing: a half-built folder is never taken for a cache hit
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return built
+
+
+def download(module: str, version: str) -> Path:
+    """The source tree of `module@version` in the Go module cache (downloaded once, checksum-verified)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = _run([go(), "mod", "download", "-json", f"{module}@{version}"], Path(scratch))
+    info = json.loads(out)
+    if info.get("Error"):
+        raise BuildError(f"{module}@{version}: {info['Error']}")
+    return Path(info["Dir"])
+
+
+def _run(command: list[str], cwd: Path) -> str:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=_env(), check=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+        raise BuildError(f"`{' '.join(command[1:])}` in {cwd} failed:\n{tail}")
+    return done.stdout

@@ -72,7 +72,12 @@ def go() -> str:
 def _env() -> dict[str, str]:
     # The local toolchain only (never a toolchain download), static binaries, and paths trimmed so a
     # build does not depend on where the cache lives.
-    return {**os.environ, "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOFLAGS": "-trimpath -mod=readonly -buildvcs=false"}
+    return {
+        **os.environ,
+        "GOTOOLCHAIN": "local",
+        "CGO_ENABLED": "0",
+        "GOFLAGS": "-trimpath -mod=readonly -buildvcs=false",
+    }
 
 
 def _go_version() -> str:

@@ -242,7 +242,7 @@ def _gpudirect(pool: Pool) -> FabricProfile:
         env |= {"NCCL_FASTRAK_IFNAME": nics, **_TCPXO_ENV}
         volumes += ({"name": "aperture-devices", "hostPath": {"path": "/dev/aperture_devices"}}, *_HOST_SYS)
         mounts += ({"name": "aperture-devices", "mountPath": "/dev/aperture_devices"},)
-        sidecars = (_tcpxo_daemon(len(networks)),)
+        sidecars = (_tcpxo_daemon(),)
         annotations |= _gpu_devices("tcpxo-daemon", pool.gpus_per_node, "/dev/dmabuf_import_helper")
     else:
         env |= _GIB_ENV
@@ -291,7 +291,7 @@ def _tcpx_daemon(socket: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _tcpxo_daemon(nics: int) -> dict[str, Any]:
+def _tcpxo_daemon() -> dict[str, Any]:
     """The TCPXO receive-datapath manager; the startup probe fails the pod early on a node whose
     GPUDirect host components are broken, rather than let NCCL hang."""
     return {
@@ -300,8 +300,9 @@ def _tcpxo_daemon(nics: int) -> dict[str, Any]:
         "restartPolicy": "Always",
         "command": ["/bin/sh", "-c"],
         "args": [
-            "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n"
-            f"/fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics={nics}\n"
+            # No --num_nics: the RxDM finds the NICs itself and upstream dropped the flag as deprecated
+            # (container-engine-accelerators 992db81 gpudirect-tcpxo/nccl-test-latest.yaml: --num_hops=2 only).
+            "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n/fts/entrypoint_rxdm_container.sh --num_hops=2\n"
         ],
         "env": [
             {"name": "LD_LIBRARY_PATH", "value": GKE_NVIDIA_LIBRARIES},

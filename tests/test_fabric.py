@@ -252,7 +252,7 @@ def test_tcpxo_runs_its_rxdm_as_a_native_sidecar_with_the_gpu_devices() -> None:
     assert daemon["name"] == "tcpxo-daemon"
     assert daemon["restartPolicy"] == "Always"
     assert daemon["image"].endswith("tcpgpudmarxd-dev:v1.0.21")
-    assert "--num_nics=8" in daemon["args"][0]
+    assert "--num_hops=2" in daemon["args"][0] and "--num_nics" not in daemon["args"][0], "a deprecated flag"
     assert set(daemon["securityContext"]["capabilities"]["add"]) == {"NET_ADMIN", "NET_BIND_SERVICE"}
     assert daemon["startupProbe"]["exec"]["command"] == ["cat", "/run/health-check"]
     devices = p.annotations["devices.gke.io/container.tcpxo-daemon"]

@@ -180,9 +180,14 @@ _TCPXO_ENV = {
     "NCCL_FASTRAK_USE_LLCM": "1",
     "NCCL_NVLS_ENABLE": "1",
 }
-# gIB's own set_nccl_env.sh, spelled out so the pod shows (and the rules can check) what NCCL runs with;
+# gIB's own set_nccl_env.sh, spelled out so the pod shows (and the rules can check) what NCCL runs with
+# (the machine's tuner profile, NCCL_TUNER_CONFIG_PATH, comes from the catalog); the gate sources the script;
 # values as ai-on-gke/tutorials-and-examples dws-flex-training-pytorch/training/values.yaml lists them.
 # NCCL_NET=gIB makes NCCL fail at start-up when the plugin is missing instead of falling back to sockets.
+GIB_MOUNT = "/usr/local/gib"
+"""Where RDMA pods see the gIB installer's files (plugin, configs/, scripts/)."""
+GIB_NCCL_ENV = f"{GIB_MOUNT}/scripts/set_nccl_env.sh"
+"""The installer's script exporting the NCCL environment of its version."""
 _GIB_ENV = {
     "NCCL_NET": "gIB",
     "NCCL_CROSS_NIC": "0",
@@ -246,13 +251,16 @@ def _gpudirect(pool: Pool) -> FabricProfile:
         annotations |= _gpu_devices("tcpxo-daemon", pool.gpus_per_node, "/dev/dmabuf_import_helper")
     else:
         env |= _GIB_ENV
+        machine = pool.machine()
+        if machine is not None and machine.gib_tuner_config:
+            env["NCCL_TUNER_CONFIG_PATH"] = f"{GIB_MOUNT}/configs/{machine.gib_tuner_config}"
         volumes = (
             {"name": "nvidia-install", "hostPath": {"path": "/home/kubernetes/bin/nvidia"}},
             {"name": "gib", "hostPath": {"path": "/home/kubernetes/bin/gib"}},
         )
         mounts = (
             {"name": "nvidia-install", "mountPath": "/usr/local/nvidia"},
-            {"name": "gib", "mountPath": "/usr/local/gib"},
+            {"name": "gib", "mountPath": GIB_MOUNT},
         )
     return FabricProfile(
         fabric=pool.fabric,

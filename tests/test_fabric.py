@@ -294,6 +294,15 @@ def test_rdma_attaches_the_eight_rdma_nics_through_gib(machine: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("machine", "tuner"),
+    [("a3-ultragpu-8g", "tuner_config_a3u.txtpb"), ("a4-highgpu-8g", "tuner_config_a4.txtpb")],
+)
+def test_rdma_workers_get_their_machines_gib_tuner_profile(machine: str, tuner: str) -> None:
+    p = profile(gke_pool(machine), "training")
+    assert p.env["NCCL_TUNER_CONFIG_PATH"] == f"/usr/local/gib/configs/{tuner}"
+
+
+@pytest.mark.parametrize(
     ("machine", "fabric", "message"),
     [
         ("a3-highgpu-8g", "tcpxo", "a3-highgpu-8g cannot do tcpxo (tcpxo is for a3-megagpu-8g); use tcpx or tcp"),

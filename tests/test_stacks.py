@@ -128,9 +128,7 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
 
 
 GKE_STACKS = sorted(
-    p
-    for p in [*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")]
-    if "provider: gcp" in p.read_text()
+    p for p in [*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")] if "provider: gcp" in p.read_text()
 )
 
 

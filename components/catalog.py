@@ -74,6 +74,8 @@ class MachineType:
     """GCP: line rate of one GPU NIC, in Gbps."""
     extra_gvnics: int = 0
     """GCP: gVNICs beside eth0 that GKE attaches to their own network (A3 Ultra and A4 have one)."""
+    gib_tuner_config: str = ""
+    """GCP RDMA: the file name of this machine's NCCL tuner profile in the gIB installer's configs directory."""
     busbw_floor_gbs: float = 0
     """The least NCCL bus bandwidth in GB/s a healthy pair of these machines reaches on their own fabric,
     at the largest message size, from a public figure (0 = none published)."""
@@ -442,9 +444,22 @@ _GCP_GPUDIRECT: dict[str, tuple[GpuDirect, int, int, int]] = {
     "a3-ultragpu-8g": ("rdma", 8, 400, 1),
     "a4-highgpu-8g": ("rdma", 8, 400, 1),
 }
+# The gIB installer's NCCL tuner profile per machine, a file of its configs directory:
+# cluster-toolkit v1.95.0 examples/machine-learning/a3-ultragpu-8g/nemo-framework/Dockerfile (tuner_config_a3u,
+# "to match what is in /usr/local/gib/scripts/set_nccl_env.sh"); for A4, GoogleCloudPlatform's GKE samples
+# ai-ml/nemo-rl-on-gke (nvidia-b200 -> tuner_config_a4). cluster-toolkit's a4high VM example names a generic
+# tuner_config.txtpb instead; set_nccl_env.sh, which the fabric gate sources, settles it per installer version.
+_GIB_TUNER_CONFIGS = {"a3-ultragpu-8g": "tuner_config_a3u.txtpb", "a4-highgpu-8g": "tuner_config_a4.txtpb"}
 _AWS = {n: replace(m, network_gbps=_AWS_NETWORK_GBPS.get(n, 0)) for n, m in _AWS.items()}
 _GCP = {
-    n: replace(m, gpudirect=d[0], gpu_nics=d[1], gpu_nic_gbps=d[2], extra_gvnics=d[3])
+    n: replace(
+        m,
+        gpudirect=d[0],
+        gpu_nics=d[1],
+        gpu_nic_gbps=d[2],
+        extra_gvnics=d[3],
+        gib_tuner_config=_GIB_TUNER_CONFIGS.get(n, ""),
+    )
     if (d := _GCP_GPUDIRECT.get(n))
     else m
     for n, m in _GCP.items()

@@ -180,9 +180,14 @@ _TCPXO_ENV = {
     "NCCL_FASTRAK_USE_LLCM": "1",
     "NCCL_NVLS_ENABLE": "1",
 }
-# gIB's own set_nccl_env.sh, spelled out so the pod shows (and the rules can check) what NCCL runs with;
+# gIB's own set_nccl_env.sh, spelled out so the pod shows (and the rules can check) what NCCL runs with
+# (the machine's tuner profile, NCCL_TUNER_CONFIG_PATH, comes from the catalog); the gate sources the script;
 # values as ai-on-gke/tutorials-and-examples dws-flex-training-pytorch/training/values.yaml lists them.
 # NCCL_NET=gIB makes NCCL fail at start-up when the plugin is missing instead of falling back to sockets.
+GIB_MOUNT = "/usr/local/gib"
+"""Where RDMA pods see the gIB installer's files (plugin, configs/, scripts/)."""
+GIB_NCCL_ENV = f"{GIB_MOUNT}/scripts/set_nccl_env.sh"
+"""The installer's script exporting the NCCL environment of its version."""
 _GIB_ENV = {
     "NCCL_NET": "gIB",
     "NCCL_CROSS_NIC": "0",
@@ -242,17 +247,20 @@ def _gpudirect(pool: Pool) -> FabricProfile:
         env |= {"NCCL_FASTRAK_IFNAME": nics, **_TCPXO_ENV}
         volumes += ({"name": "aperture-devices", "hostPath": {"path": "/dev/aperture_devices"}}, *_HOST_SYS)
         mounts += ({"name": "aperture-devices", "mountPath": "/dev/aperture_devices"},)
-        sidecars = (_tcpxo_daemon(len(networks)),)
+        sidecars = (_tcpxo_daemon(),)
         annotations |= _gpu_devices("tcpxo-daemon", pool.gpus_per_node, "/dev/dmabuf_import_helper")
     else:
         env |= _GIB_ENV
+        machine = pool.machine()
+        if machine is not None and machine.gib_tuner_config:
+            env["NCCL_TUNER_CONFIG_PATH"] = f"{GIB_MOUNT}/configs/{machine.gib_tuner_config}"
         volumes = (
             {"name": "nvidia-install", "hostPath": {"path": "/home/kubernetes/bin/nvidia"}},
             {"name": "gib", "hostPath": {"path": "/home/kubernetes/bin/gib"}},
         )
         mounts = (
             {"name": "nvidia-install", "mountPath": "/usr/local/nvidia"},
-            {"name": "gib", "mountPath": "/usr/local/gib"},
+            {"name": "gib", "mountPath": GIB_MOUNT},
         )
     return FabricProfile(
         fabric=pool.fabric,
@@ -291,7 +299,7 @@ def _tcpx_daemon(socket: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _tcpxo_daemon(nics: int) -> dict[str, Any]:
+def _tcpxo_daemon() -> dict[str, Any]:
     """The TCPXO receive-datapath manager; the startup probe fails the pod early on a node whose
     GPUDirect host components are broken, rather than let NCCL hang."""
     return {
@@ -300,8 +308,9 @@ def _tcpxo_daemon(nics: int) -> dict[str, Any]:
         "restartPolicy": "Always",
         "command": ["/bin/sh", "-c"],
         "args": [
-            "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n"
-            f"/fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics={nics}\n"
+            # No --num_nics: the RxDM finds the NICs itself and upstream dropped the flag as deprecated
+            # (container-engine-accelerators 992db81 gpudirect-tcpxo/nccl-test-latest.yaml: --num_hops=2 only).
+            "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n/fts/entrypoint_rxdm_container.sh --num_hops=2\n"
         ],
         "env": [
             {"name": "LD_LIBRARY_PATH", "value": GKE_NVIDIA_LIBRARIES},

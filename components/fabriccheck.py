@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, replace
 
 from components.errors import ConfigError, Issue
+from components.fabric import GIB_NCCL_ENV
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models.job import JobSchedulerSpec, TrainingJobSpec
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, FabricCheckSpec, NcclSizesSpec, nccl_bytes
@@ -108,7 +109,13 @@ IMAGES: dict[Fabric, NcclTestsImage] = {
         image="us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic:v1.1.1",
         tests="/third_party/nccl-tests/build",
         mpi_args=_MPI_ON_ETH0,
-        setup="/sbin/ldconfig",
+        # The installer's own NCCL environment (gpudirect-rdma/nccl-test-a4.yaml and cluster-toolkit's
+        # nccl-jobset-example.yaml source it before mpirun): the gate measures the tuned path of the
+        # installer version on the node, tuner profile included, and fails when the script is missing.
+        setup=(
+            f"/sbin/ldconfig\n[ -r {GIB_NCCL_ENV} ] || {{ echo 'no {GIB_NCCL_ENV}: is the gIB installer on "
+            f"the node?' >&2; exit 1; }}\nset +u\n. {GIB_NCCL_ENV}\nset -u\n"
+        ),
     ),
 }
 

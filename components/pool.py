@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Literal
@@ -525,17 +526,39 @@ NATIVE_SIDECAR_VERSION = "1.29"
 """The first minor where sidecar containers are on by default: TCPX and TCPXO run their RxDM as one."""
 
 
-def _minor(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
+GPUDIRECT_MIN_GKE_PATCH: dict[str, dict[str, str]] = {
+    "tcpx": {"1.27": "1.27.16-gke.2874000", "1.28": "1.28.15-gke.3163000", "1.29": "1.29.15-gke.2467000"},
+    "tcpxo": {
+        "1.28": "1.28.15-gke.3163000",
+        "1.29": "1.29.15-gke.2467000",
+        "1.30": "1.30.14-gke.1922000",
+        "1.31": "1.31.14-gke.1243000",
+        "1.32": "1.32.11-gke.1174000",
+    },
+}
+"""The least GKE version of each minor a GPUDirect fabric runs on; minors not listed have no minimum.
+From cluster-toolkit v1.95.0 modules/compute/gke-node-pool/gpu_direct.tf (major_minor_version_acceptable_map
+of a3-highgpu-8g and a3-megagpu-8g). It lists none for RDMA (A3 Ultra, A4)."""
+
+
+def gke_min_version(fabric: str, kubernetes_version: str) -> str | None:
+    """The least GKE version GPUDirect `fabric` runs on at the minor of `kubernetes_version`, if any."""
+    minor = ".".join(kubernetes_version.split(".")[:2])
+    return GPUDIRECT_MIN_GKE_PATCH.get(fabric, {}).get(minor)
+
+
+def version_numbers(version: str) -> tuple[int, ...]:
+    """A Kubernetes minor ("1.35") or GKE version ("1.35.1-gke.1396000") as numbers that compare in order."""
+    return tuple(int(part) for part in re.findall(r"[0-9]+", version))
 
 
 def _accelerator_network_profile(
     spec: NodePoolSpec, fabric: str, kubernetes_version: str | None, path: str
 ) -> tuple[bool, list[Issue]]:
     """Whether GKE makes the pool's RDMA networks (DRA); and what stops the fabric on this cluster version."""
-    version = _minor(kubernetes_version) if kubernetes_version else None
+    version = version_numbers(kubernetes_version) if kubernetes_version else None
     issues: list[Issue] = []
-    if fabric in ("tcpx", "tcpxo") and version is not None and version < _minor(NATIVE_SIDECAR_VERSION):
+    if fabric in ("tcpx", "tcpxo") and version is not None and version < version_numbers(NATIVE_SIDECAR_VERSION):
         issues.append(
             Issue(
                 "cluster.kubernetesVersion",
@@ -543,9 +566,21 @@ def _accelerator_network_profile(
                 f"use Kubernetes {NATIVE_SIDECAR_VERSION} or later",
             )
         )
+    # A minor alone is raised to the least patch by the cluster (components/gcp/upgrades.py); an exact
+    # version below it is the user's to change.
+    least = gke_min_version(fabric, kubernetes_version) if kubernetes_version else None
+    if least is not None and version is not None and len(version) > 2 and version < version_numbers(least):
+        minor = ".".join(least.split(".")[:2])
+        issues.append(
+            Issue(
+                "cluster.kubernetesVersion",
+                f"pool '{spec.name}' runs {fabric}, which GKE {kubernetes_version} does not support: "
+                f'use {least} or later, or the minor alone ("{minor}"), which the cluster raises to it',
+            )
+        )
     chosen = spec.accelerator_network_profile
     if chosen is None:
-        return fabric == "rdma" and version is not None and version >= _minor(MANAGED_RDMA_VERSION), issues
+        return fabric == "rdma" and version is not None and version >= version_numbers(MANAGED_RDMA_VERSION), issues
     if chosen == "auto" and fabric != "rdma":
         issues.append(
             Issue(f"{path}.acceleratorNetworkProfile", f"applies to GKE rdma pools; this pool's fabric is {fabric}")

@@ -15,9 +15,17 @@ HOST = "host"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 KUEUE_GROUP = "kueue.x-k8s.io/podset-group-name"
-# GKE labels each node of A3 Mega and newer with its place in the data centre (block, sub-block);
-# cluster-toolkit's gke-a3-megagpu / gke-a4 Kueue configurations use exactly these levels.
-_GKE = (("block", "cloud.google.com/gce-topology-block"), ("subblock", "cloud.google.com/gce-topology-subblock"))
+# GKE labels each node of A3 Mega and newer with its place in the data centre (block, sub-block, physical
+# host); cluster-toolkit v1.95.0's examples/gke-a3-megagpu, gke-a3-ultragpu and gke-a4
+# kueue-configuration.yaml.tftpl use exactly these levels, then kubernetes.io/hostname.
+GCE_HOST = "gce-host"
+_GKE = (
+    ("block", "cloud.google.com/gce-topology-block"),
+    ("subblock", "cloud.google.com/gce-topology-subblock"),
+    (GCE_HOST, "cloud.google.com/gce-topology-host"),
+)
+# These machines take a whole physical host: each of its domains holds one node, as the hostname's do.
+_ONE_NODE = {GCE_HOST}
 # EKS (cloud-controller-manager) labels the network nodes above an instance, layer-1 the broadest
 # (docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html). P6-B200 and P6-B300 have a fourth layer.
 _EKS_LAYER = "topology.k8s.aws/network-node-layer-{n}"
@@ -51,6 +59,8 @@ class Level(Spec):
     """Short name, e.g. subblock."""
     node_label: str
     """Node label whose value names the node's domain at this level."""
+    one_node: bool = False
+    """Every domain of this level holds one node (the host, and GKE's physical host of a whole-host VM)."""
 
 
 class Topology(Spec):
@@ -72,8 +82,8 @@ class Topology(Spec):
 
     @property
     def finest_shared(self) -> Level | None:
-        """The finest level above the host: the tightest domain several nodes can share."""
-        return self.levels[-2] if len(self.levels) > 1 else None
+        """The finest level whose domains several nodes can share: where a multi-node job prefers to land."""
+        return next((level for level in reversed(self.levels[:-1]) if not level.one_node), None)
 
     def tier(self, name: str) -> int:
         """Volcano's tier of a level above the host: 1 for the finest, counting up to the coarsest."""
@@ -88,9 +98,10 @@ def provider_topology(provider: str, machine_type: str | None, declared: list[To
     """
     if provider in LABELLED_MACHINES and not (machine_type or "").startswith(LABELLED_MACHINES[provider]):
         return None
-    host = Level(name=HOST, node_label=HOSTNAME_LABEL)
+    host = Level(name=HOST, node_label=HOSTNAME_LABEL, one_node=True)
     if provider == "gcp":
-        return Topology(name="gke", levels=[*(Level(name=n, node_label=label) for n, label in _GKE), host])
+        levels = [Level(name=n, node_label=label, one_node=n in _ONE_NODE) for n, label in _GKE]
+        return Topology(name="gke", levels=[*levels, host])
     if provider == "aws":
         layers = 4 if machine_type and machine_type.startswith(_FOUR_LAYER_MACHINES) else 3
         levels = [Level(name=f"layer-{n}", node_label=_EKS_LAYER.format(n=n)) for n in range(1, layers + 1)]

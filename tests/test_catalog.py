@@ -311,3 +311,12 @@ def test_defaults_mean_no_fabric() -> None:
 def test_impossible_figures_are_rejected(overrides: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=r"x\.large"):
         _machine(**overrides)
+
+
+def test_every_gib_machine_names_its_tuner_profile_and_no_other_does() -> None:
+    # A new RDMA machine without a tuner profile would run NCCL untuned on gIB.
+    for name in names("gcp"):
+        machine = lookup("gcp", name)
+        assert machine is not None
+        assert bool(machine.gib_tuner_config) == (machine.gpudirect == "rdma"), name
+        assert re.fullmatch(r"tuner_config[a-z0-9_]*\.txtpb", machine.gib_tuner_config or "tuner_config.txtpb"), name

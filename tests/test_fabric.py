@@ -252,7 +252,7 @@ def test_tcpxo_runs_its_rxdm_as_a_native_sidecar_with_the_gpu_devices() -> None:
     assert daemon["name"] == "tcpxo-daemon"
     assert daemon["restartPolicy"] == "Always"
     assert daemon["image"].endswith("tcpgpudmarxd-dev:v1.0.21")
-    assert "--num_nics=8" in daemon["args"][0]
+    assert "--num_hops=2" in daemon["args"][0] and "--num_nics" not in daemon["args"][0], "a deprecated flag"
     assert set(daemon["securityContext"]["capabilities"]["add"]) == {"NET_ADMIN", "NET_BIND_SERVICE"}
     assert daemon["startupProbe"]["exec"]["command"] == ["cat", "/run/health-check"]
     devices = p.annotations["devices.gke.io/container.tcpxo-daemon"]
@@ -291,6 +291,15 @@ def test_rdma_attaches_the_eight_rdma_nics_through_gib(machine: str) -> None:
     assert p.sidecars == ()
     assert {"name": "gib", "mountPath": "/usr/local/gib"} in p.mounts
     assert p.capabilities == ("IPC_LOCK",)
+
+
+@pytest.mark.parametrize(
+    ("machine", "tuner"),
+    [("a3-ultragpu-8g", "tuner_config_a3u.txtpb"), ("a4-highgpu-8g", "tuner_config_a4.txtpb")],
+)
+def test_rdma_workers_get_their_machines_gib_tuner_profile(machine: str, tuner: str) -> None:
+    p = profile(gke_pool(machine), "training")
+    assert p.env["NCCL_TUNER_CONFIG_PATH"] == f"/usr/local/gib/configs/{tuner}"
 
 
 @pytest.mark.parametrize(

@@ -388,6 +388,10 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
             assert (e["FI_PROVIDER"], e["FI_EFA_USE_DEVICE_RDMA"], e["FI_EFA_FORK_SAFE"]) == ("efa", "1", "1")
         elif fabric == "tcp":
             assert (e["NCCL_IB_DISABLE"], e["NCCL_SOCKET_IFNAME"]) == ("1", "eth0")
+        elif fabric == "rdma" and GKE_INTERFACES not in annotations:
+            # GKE 1.35, the default, attaches the RDMA NICs itself (accelerator network profile, DRA).
+            assert template["spec"]["resourceClaims"] and "ResourceClaimTemplate" in kinds
+            assert "Network" not in kinds
         elif fabric in GPU_NICS:
             attached = json.loads(annotations[GKE_INTERFACES])
             assert len(attached) == 1 + GPU_NICS[fabric]

@@ -125,3 +125,28 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
     karpenter = [p.name for p in rendered.stack.pools.values() if p.provisioner == "karpenter"]
     node_classes = [r.inputs["metadata"]["name"] for r in pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool")]
     assert sorted(node_classes) == sorted(karpenter), "a Karpenter NodePool for each of its pools"
+
+
+GKE_STACKS = sorted(
+    p for p in [*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")] if "provider: gcp" in p.read_text()
+)
+
+
+@pytest.mark.parametrize("stack_file", GKE_STACKS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_gke_stack_holds_minor_and_node_upgrades_back_under_its_gpu_jobs(
+    pulumi_mocks: RecordingMonitor, monkeypatch, stack_file: Path
+) -> None:
+    monkeypatch.chdir(REPO)
+    use_stack(pulumi_mocks, stack_file)
+    run(lambda: stacks.run(stacks.load()))
+    (cluster,) = pulumi_mocks.of_type("gcp:container/cluster:Cluster")
+    policy = cluster.inputs["maintenancePolicy"]
+    assert policy["dailyMaintenanceWindow"]["startTime"]
+    configured = yaml.safe_load(stack_file.read_text())
+    maintenance = next(v for k, v in configured["config"].items() if k.endswith(":cluster")).get("maintenance", {})
+    if "exclusions" not in maintenance:
+        (exclusion,) = policy["maintenanceExclusions"]
+        assert exclusion["exclusionOptions"] == {
+            "scope": "NO_MINOR_OR_NODE_UPGRADES",
+            "endTimeBehavior": "UNTIL_END_OF_SUPPORT",
+        }

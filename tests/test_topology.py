@@ -22,14 +22,36 @@ def labels(topology) -> list[str]:
     return [level.node_label for level in topology.levels]
 
 
-def test_gke_levels_are_block_subblock_then_the_host() -> None:
+def test_gke_levels_are_block_subblock_the_physical_host_then_the_node() -> None:
     topology = provider_topology("gcp", "a3-megagpu-8g", [])
-    assert topology.names == ["block", "subblock", "host"]
+    assert topology.names == ["block", "subblock", "gce-host", "host"]
     assert labels(topology) == [
         "cloud.google.com/gce-topology-block",
         "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
         HOSTNAME_LABEL,
     ]
+
+
+@pytest.mark.parametrize("machine", ["a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"])
+def test_a_multi_node_gke_job_prefers_a_subblock_not_a_one_node_physical_host(machine: str) -> None:
+    found = placement(provider_topology("gcp", machine, []), None, None, nodes=4)
+    assert (found.mode, found.level.name) == ("preferred", "subblock")
+
+
+def test_a_multi_node_job_that_names_the_physical_host_is_an_error() -> None:
+    pools = [{"name": "a3", "machineType": "a3-megagpu-8g", "maxNodes": 4, "zone": "us-central1-a"}]
+    job = {"name": "pretrain", "image": "nvcr.io/nvidia/pytorch:25.01-py3", "command": ["python", "train.py"]}
+    with pytest.raises(ConfigError) as caught:
+        stack_file(
+            "gke",
+            nodePools=pools,
+            scheduler={"type": "kueue", "topology": {"enabled": True}},
+            jobs=[{**job, "nodes": 2, "topology": {"level": "gce-host"}}],
+        )
+    assert any(
+        i.path.endswith("topology.level") and "one gce-host holds one node" in i.message for i in caught.value.issues
+    ), caught.value.issues
 
 
 def test_eks_has_three_network_layers_and_p6_b200_four() -> None:
@@ -66,13 +88,14 @@ def test_a_named_level_is_required_by_default() -> None:
     found = placement(provider_topology("gcp", "a3-megagpu-8g", []), None, "subblock", nodes=8)
     assert found.mode == "required"
     assert found.kueue_annotations() == {KUEUE_REQUIRED: "cloud.google.com/gce-topology-subblock"}
-    assert found.volcano_network_topology() == {"mode": "hard", "highestTierAllowed": 1}
+    # Volcano tiers count up from the physical host's (1): a sub-block is tier 2.
+    assert found.volcano_network_topology() == {"mode": "hard", "highestTierAllowed": 2}
 
 
 def test_preferred_maps_to_volcano_soft() -> None:
     found = placement(provider_topology("gcp", "a3-megagpu-8g", []), "preferred", "block", nodes=8)
     assert found.kueue_annotations() == {KUEUE_PREFERRED: "cloud.google.com/gce-topology-block"}
-    assert found.volcano_network_topology() == {"mode": "soft", "highestTierAllowed": 2}
+    assert found.volcano_network_topology() == {"mode": "soft", "highestTierAllowed": 3}
 
 
 @given(nodes=st.integers(min_value=1, max_value=512))

@@ -163,7 +163,11 @@ lspci -nn -D | grep '1ae0:0084' | awk '{print $1}' | while read -r bdf; do
   mount --bind "$(readlink -f /sys/bus/pci/devices/$bdf)" "$target"
 done
 chmod -R a+r /dev/aperture_devices/
-chmod a+rw /dev/aperture_devices/*/resource*
+# Only when a device was bound: an unmatched glob would fail the step and crash-loop the installer
+# (upstream gpudirect-tcpxo/nccl-tcpxo-installer.yaml guards these chmods too).
+for resource in /dev/aperture_devices/*/resource*; do
+  if [ -e "$resource" ]; then chmod a+rw "$resource"; fi
+done
 """
 
 

@@ -8,7 +8,7 @@ import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, projects
 
 from components import gpudirect
-from components.gcp import gpunetworks, nodepool
+from components.gcp import gpunetworks, nodepool, upgrades
 from components.gcp.gpunetworks import NetworkRef
 from components.gcp.kubeconfig import kubeconfig
 from components.models import GcpClusterSpec, NodePoolSpec
@@ -59,8 +59,9 @@ class GkeCluster(pulumi.ComponentResource):
             name=spec.name,
             project=spec.project,
             location=location,
-            min_master_version=spec.kubernetes_version,
+            min_master_version=upgrades.master_version(spec.kubernetes_version, (pool for _, pool in pools)),
             release_channel={"channel": spec.release_channel},
+            maintenance_policy=upgrades.maintenance_policy(spec, has_gpu_pools=bool(pools)),
             # Node pools are separate resources; GKE needs one node to create a cluster, then drops it.
             remove_default_node_pool=True,
             initial_node_count=1,

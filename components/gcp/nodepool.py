@@ -142,7 +142,8 @@ def node_pool_args(
         "autoscaling": autoscaling(
             spec.min_nodes, pool.max_nodes, single_zone=single_zone and not flex_start, location_policy=location_policy
         ),
-        # Auto-upgrade cannot be turned off in a release channel. Flex-start pools are created without
+        # Auto-upgrade cannot be turned off in a release channel: the cluster's maintenance exclusion holds
+        # node upgrades back instead (components/gcp/upgrades.py). Flex-start pools are created without
         # auto-repair (gcloud --no-enable-autorepair in GKE's flex-start guide; Cluster Toolkit enforces it).
         "management": {"auto_repair": not flex_start, "auto_upgrade": True},
         # Upgrade one node at a time without a surge node: GPU capacity for an extra node is rarely

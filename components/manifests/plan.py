@@ -11,7 +11,7 @@ from components.errors import ConfigError, Issue
 from components.fabric import FabricProfile, profile
 from components.models.job import TrainingJobSpec
 from components.pool import Pool
-from components.topology import HOST, Placement, placement
+from components.topology import Placement, placement
 
 SchedulerKind = Literal["volcano", "kueue", "none"]
 # PyTorch's NCCL watchdog (torch.distributed, used by torchrun, DeepSpeed and MPI-launched PyTorch):
@@ -186,12 +186,14 @@ def _placement_issues(spec: TrainingJobSpec, pool: Pool, scheduler: SchedulerKin
                 f"'{level}' is not a level of pool '{pool.name}''s topology; use one of: {', '.join(topology.names)}",
             )
         ]
-    if level == HOST and spec.most_nodes > 1:
+    chosen = topology.level(level)
+    if chosen is not None and chosen.one_node and spec.most_nodes > 1:
+        shared = [n.name for n in topology.levels if not n.one_node]
         return [
             Issue(
                 f"{p}topology.level",
-                f"one host holds one node, and the job runs on {spec.most_nodes}: use a coarser level "
-                f"({', '.join(topology.names[:-1])})",
+                f"one {level} holds one node, and the job runs on {spec.most_nodes}: use a coarser level "
+                f"({', '.join(shared)})",
             )
         ]
     return []

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from components.models.base import DnsLabel, Spec, at
 
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
+
+DEFAULT_KUBERNETES_VERSION = "1.35"
+"""The Kubernetes minor every provider defaults to: offered and in standard support on each today (2026-11).
+EKS: 1.35 is in standard support until early 2027, where 1.31 is in paid extended support (EKS user guide,
+"Kubernetes version lifecycle"). GKE: 1.35 is offered, and cluster-toolkit v1.95.0 pins A3 Ultra and A4
+clusters to it (examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml, examples/gke-a4/gke-a4.yaml: version_prefix
+"1.35."). The local control plane the tests validate against is k8s.io/kubernetes v1.35.4. Existing stacks
+that relied on the old default ("1.31") must pin it: EKS and GKE upgrade a control plane one minor at a time."""
 
 
 class VpcSpec(Spec):
@@ -38,8 +47,8 @@ class AwsClusterSpec(Spec):
     """Discriminator: `aws`."""
     name: DnsLabel
     """The EKS cluster name. Required."""
-    kubernetes_version: KubernetesVersion = "1.31"
-    """Kubernetes minor version. Default: "1.31"."""
+    kubernetes_version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION
+    """Kubernetes minor version. Default: "1.35"."""
     region: str
     """AWS region, e.g. us-east-1. Required."""
     availability_zones: list[str] = Field(default_factory=list)
@@ -121,6 +130,66 @@ class GpuNetworksSpec(Spec):
         return value
 
 
+_GKE_VERSION = re.compile(r"^1\.[0-9]{2}(\.[0-9]+-gke\.[0-9]+)?$")
+_RFC3339_UTC = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+_HH_MM = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+
+
+def _gke_version(value: str) -> str:
+    if not _GKE_VERSION.match(value):
+        raise ValueError(f'\'{value}\' is neither a minor (e.g. "1.35") nor a GKE version (e.g. "1.35.1-gke.1396000")')
+    return value
+
+
+def _utc_time(value: str) -> str:
+    # GKE returns times in UTC: any other form would show as a change on every preview.
+    if not _RFC3339_UTC.match(value):
+        raise ValueError(f"'{value}' is not an RFC 3339 time in UTC, e.g. 2026-12-20T00:00:00Z")
+    return value
+
+
+def _hh_mm(value: str) -> str:
+    if not _HH_MM.match(value):
+        raise ValueError(f"'{value}' is not a time of day in GMT as HH:MM, e.g. 09:00")
+    return value
+
+
+GkeVersion = Annotated[str, AfterValidator(_gke_version)]
+UtcTime = Annotated[str, AfterValidator(_utc_time)]
+
+
+class MaintenanceExclusionSpec(Spec):
+    """A time when GKE makes no automatic upgrades of the kinds `scope` names."""
+
+    name: str = Field(min_length=1)
+    """The exclusion's name. Required."""
+    start_time: UtcTime
+    """When it starts, RFC 3339 in UTC, e.g. 2026-12-20T00:00:00Z. Required."""
+    end_time: UtcTime | None = None
+    """When it ends, RFC 3339 in UTC. Default: the end of support of the cluster's minor."""
+    scope: Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"] = "NO_MINOR_OR_NODE_UPGRADES"
+    """What it holds back: every upgrade, minor ones, or minor and node ones (control-plane patches still
+    come). Default: NO_MINOR_OR_NODE_UPGRADES."""
+
+    @model_validator(mode="after")
+    def _ends_after_it_starts(self) -> MaintenanceExclusionSpec:
+        if self.end_time is not None and self.end_time <= self.start_time:
+            raise at("endTime", f"{self.end_time} is not after startTime {self.start_time}")
+        return self
+
+
+class MaintenanceSpec(Spec):
+    """When GKE may upgrade the cluster and its nodes, and when it may not."""
+
+    daily_window_start: Annotated[str, AfterValidator(_hh_mm)] = "09:00"
+    """The start of the daily maintenance window, HH:MM in GMT (GKE needs a window for exclusions).
+    Default: 09:00, as cluster-toolkit's gke-cluster module."""
+    exclusions: list[MaintenanceExclusionSpec] | None = Field(default=None, max_length=20)
+    """Maintenance exclusions, replacing the default; [] lets upgrades run in the window. Default: one
+    NO_MINOR_OR_NODE_UPGRADES exclusion until the end of support of the cluster's minor, so no upgrade
+    drains a GPU node under a running job (node pools in a release channel cannot turn auto-upgrade off)."""
+
+
 class GcpClusterSpec(Spec):
     """A GKE Standard cluster built with pulumi_gcp."""
 
@@ -128,8 +197,9 @@ class GcpClusterSpec(Spec):
     """Discriminator: `gcp`."""
     name: DnsLabel
     """The GKE cluster name. Required."""
-    kubernetes_version: KubernetesVersion = "1.31"
-    """Minimum master version (minor). Default: "1.31"."""
+    kubernetes_version: GkeVersion = DEFAULT_KUBERNETES_VERSION
+    """Minimum master version: a minor ("1.35"), or a GKE version ("1.35.1-gke.1396000"). A GPUDirect pool
+    raises a minor to the least patch its fabric runs on. Default: "1.35"."""
     project: str
     """GCP project id. Required."""
     region: str
@@ -146,6 +216,9 @@ class GcpClusterSpec(Spec):
     """The add-on node pool. Default: 2-4 e2-standard-8 nodes."""
     gpu_networks: GpuNetworksSpec = Field(default_factory=GpuNetworksSpec)
     """The VPCs and subnets made for GPUDirect pools' extra NICs. Default: subnets from 192.168.0.0/16."""
+    maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
+    """The maintenance window and exclusions. Default: a daily window at 09:00 GMT and no minor or node
+    upgrades until the end of support of the cluster's minor."""
 
 
 class ExistingClusterSpec(Spec):
@@ -155,8 +228,8 @@ class ExistingClusterSpec(Spec):
     """Discriminator: `existing`."""
     name: DnsLabel
     """A name for the cluster in outputs and labels. Required."""
-    kubernetes_version: KubernetesVersion = "1.31"
-    """The cluster's Kubernetes minor version, used to validate manifests. Default: "1.31"."""
+    kubernetes_version: KubernetesVersion = DEFAULT_KUBERNETES_VERSION
+    """The cluster's Kubernetes minor version, used to validate manifests. Default: "1.35"."""
     kubeconfig: str | None = None
     """Kubeconfig contents or path (store it as a secret). Default: the ambient kubeconfig."""
     context: str | None = None

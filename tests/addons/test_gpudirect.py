@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from typing import Any
 
 import pytest
@@ -80,6 +82,17 @@ def test_tcpxo_prepares_the_aperture_devices_from_the_hosts_namespaces() -> None
     assert prepare["command"][:4] == ["nsenter", "-at", "1", "--"]
     assert "/dev/aperture_devices" in prepare["command"][-1]
     assert pod["hostPID"] is True
+
+
+def test_tcpxo_preparation_survives_a_node_without_aperture_devices(tmp_path: Any) -> None:
+    script = by_kind(objects(gke("a3-megagpu-8g")), "DaemonSet")["nccl-tcpxo-installer"]["spec"]["template"]["spec"][
+        "initContainers"
+    ][0]["command"][-1]
+    # The device-permission part alone, on an empty directory: an unguarded glob fails under set -e.
+    tail = script[script.index("chmod -R a+r /dev/aperture_devices/") :]
+    tail = re.sub("/dev/aperture_devices", str(tmp_path), tail)
+    result = subprocess.run(["bash", "-ec", tail], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
 
 
 def test_rdma_needs_no_device_injector() -> None:

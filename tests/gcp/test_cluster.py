@@ -87,10 +87,22 @@ def test_the_cluster_drops_its_default_pool_and_turns_on_workload_identity_and_f
     assert inputs["workloadIdentityConfig"] == {"workloadPool": "ml-prod.svc.id.goog"}
     assert inputs["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": True}
     assert (inputs["name"], inputs["project"], inputs["location"]) == ("train", "ml-prod", REGION)
-    assert inputs["minMasterVersion"] == "1.31" and inputs["releaseChannel"] == {"channel": "REGULAR"}
+    assert inputs["minMasterVersion"] == "1.35" and inputs["releaseChannel"] == {"channel": "REGULAR"}
     assert inputs["networkingMode"] == "VPC_NATIVE" and inputs["ipAllocationPolicy"] == {}
     assert inputs["network"] == "default" and "subnetwork" not in inputs
     assert inputs["deletionProtection"] is False
+
+
+def test_gpu_pools_raise_the_minor_to_their_least_patch_and_hold_node_upgrades_back(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build(cluster_spec(kubernetesVersion="1.29"))
+
+    inputs = only(pulumi_mocks, CLUSTER).inputs
+    assert inputs["minMasterVersion"] == "1.29.15-gke.2467000", "the a3-highgpu-8g pool's TCPX needs it"
+    (exclusion,) = inputs["maintenancePolicy"]["maintenanceExclusions"]
+    assert exclusion["exclusionOptions"]["scope"] == "NO_MINOR_OR_NODE_UPGRADES"
+    assert inputs["maintenancePolicy"]["dailyMaintenanceWindow"] == {"startTime": "09:00"}
 
 
 def test_a_zonal_cluster_lives_in_its_zone_on_its_network(pulumi_mocks: RecordingMonitor) -> None:

@@ -344,30 +344,20 @@ def _gbps(value: float) -> str:
 
 
 def bandwidth(pool: Pool, namespace: str | None = None) -> Bandwidth:
-    """The pool's GPU-fabric bandwidth account, for workers in `namespace` (default: the pool's first
-    network's, which is where its jobs run)."""
+    """The pool's GPU-fabric bandwidth account, for workers in `namespace` (default: attaching every network
+    of the pool). RoCE / InfiniBand count the rails NCCL can use (Pool.rail_use)."""
     nominal = pool.fabric_gbps or None
     if pool.fabric == "efa":
         return Bandwidth(f"{pool.efa_interfaces} EFA", nominal, nominal)
     if pool.fabric in GPUDIRECT_FABRICS:
         managed = " (GKE-managed, DRA)" if pool.dranet else ""
         return Bandwidth(f"{pool.gpu_nics} GPU NICs{managed}", nominal, nominal)
-    if pool.fabric in ("infiniband", "roce"):
-        attached = len(pool.networks_in(namespace)) if namespace else pool.rails_attached()
-        if pool.fabric == "infiniband" and pool.rdma_resource:
-            attached = pool.rails_attached()  # the shared device plugin reaches every rail, no address needed
-        rails = pool.rails or pool.gpus_per_node
-        speed = pool.rail_gbps
-        shortfall = None
-        if attached < rails:
-            shortfall = (
-                f"workers attach {attached} of the node's {rails} rails "
-                f"({'as declared' if pool.rails else 'one per GPU assumed'}); attach one network per rail"
-            )
-        nics = f"{attached} of {rails} rails"
-        if speed is None:
-            return Bandwidth(nics, None, None, shortfall)
-        return Bandwidth(nics, min(attached, rails) * speed, rails * speed, shortfall)
+    use = pool.rail_use(namespace)
+    if use is not None:
+        nics = f"{use.usable} of {use.total} rails" + (", one per GPU assumed" if use.assumed else "")
+        if pool.rail_gbps is None:
+            return Bandwidth(nics, None, None, use.limit)
+        return Bandwidth(nics, use.usable * pool.rail_gbps, use.total * pool.rail_gbps, use.limit)
     if nominal is None:
         return Bandwidth("", None, None)
     if pool.machine_fabric == "tcp":

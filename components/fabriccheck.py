@@ -316,9 +316,9 @@ def _floor(spec: FabricCheckSpec, pool: Pool) -> tuple[float, str]:
 def _nominal_gbps(pool: Pool) -> float:
     """The fabric's nominal bandwidth per node in Gbps: its rails' line rate (RoCE / InfiniBand), or the
     machine's GPU fabric from the catalog; 0 when unknown."""
-    if pool.fabric in ("infiniband", "roce"):
-        rails = pool.rails or pool.gpus_per_node
-        return rails * pool.rail_gbps if pool.rail_gbps else 0
+    use = pool.rail_use()
+    if use is not None:
+        return use.total * pool.rail_gbps if pool.rail_gbps else 0
     return pool.fabric_gbps
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,21 @@ def _efa(pool: Pool) -> FabricProfile:
     )
 
 
+ROCE_AUTO_GID_NCCL = "2.21"
+"""The first NCCL that picks a port's RoCE v2 GID itself: NCCL_IB_GID_INDEX defaults to -1 (auto), steered by
+NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE, which it also introduced (NVIDIA/nccl v2.21.5-1
+src/transport/net_ib.cc). Before it the index defaults to 0 (v2.20.5-1): the port's link-local RoCE v1 GID,
+which is not the pod's address and carries no DSCP, so traffic misses the fabric's lossless class."""
+
+
+def min_nccl(fabric: str, env: Mapping[str, str]) -> str | None:
+    """The least NCCL version (e.g. "2.21") a worker on `fabric` with environment `env` needs; None when any
+    will do. RoCE with no NCCL_IB_GID_INDEX relies on NCCL choosing the GID."""
+    if fabric == "roce" and "NCCL_IB_GID_INDEX" not in env:
+        return ROCE_AUTO_GID_NCCL
+    return None
+
+
 def _rdma(pool: Pool, namespace: str) -> FabricProfile:
     networks = pool.networks_in(namespace)
     resources: dict[str, str] = {}
@@ -102,7 +118,8 @@ def _rdma(pool: Pool, namespace: str) -> FabricProfile:
     address_range = pool.address_range(namespace)
     if pool.fabric == "roce" and address_range:
         # No NCCL_IB_GID_INDEX: with macvlan each pod's address sits at its own GID index, different per
-        # pod and node (multus-cni#1100, NVIDIA/nccl#890), and NCCL >= 2.21 finds the RoCE v2 GID itself.
+        # pod and node (multus-cni#1100, NVIDIA/nccl#890), and NCCL >= 2.21 finds the RoCE v2 GID itself
+        # (min_nccl; render's pool line and the fabric check's verdict hold the image to it).
         # Naming the networks' subnet makes it pick the GID of the pod's own interface on every rail.
         env["NCCL_IB_ADDR_FAMILY"] = "AF_INET6" if ":" in address_range else "AF_INET"
         env["NCCL_IB_ADDR_RANGE"] = address_range

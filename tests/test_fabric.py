@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components import catalog
-from components.fabric import GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION, bandwidth, profile
+from components.fabric import (
+    GKE_INTERFACES_ANNOTATION,
+    MULTUS_ANNOTATION,
+    ROCE_AUTO_GID_NCCL,
+    bandwidth,
+    min_nccl,
+    profile,
+)
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import Pool, resolve_pools
 from tests.support.factories import ROCE_NETWORK, SRIOV_NETWORK, pool
@@ -477,6 +484,14 @@ def test_nccl_picks_each_rails_gid_from_the_subnet_holding_every_rail() -> None:
     assert (env["NCCL_IB_ADDR_FAMILY"], env["NCCL_IB_ADDR_RANGE"]) == ("AF_INET", "192.168.0.0/21")
     v6 = profile(rail_pool(rails={**RAILS, "count": 2, "range": "fd00:10::/48"}), "training").env
     assert (v6["NCCL_IB_ADDR_FAMILY"], v6["NCCL_IB_ADDR_RANGE"]) == ("AF_INET6", "fd00:10::/63")
+
+
+def test_roce_leaving_the_gid_to_nccl_needs_nccl_2_21_unless_a_job_names_the_index() -> None:
+    env = profile(rail_pool(rails=RAILS), "training").env
+    assert min_nccl("roce", env) == ROCE_AUTO_GID_NCCL == "2.21"
+    assert min_nccl("roce", {**env, "NCCL_IB_GID_INDEX": "3"}) is None, "nccl: {ibGidIndex: 3} works on any NCCL"
+    ib = {**RAILS, "type": "ipoib", "interfaces": "ibs{n}"}
+    assert min_nccl("infiniband", profile(rail_pool("infiniband", rails=ib), "training").env) is None
 
 
 def test_sriov_rails_request_one_vf_of_each_rails_resource() -> None:

@@ -347,17 +347,31 @@ class Bandwidth:
     """Gbps the machine's GPU fabric has; None when not known."""
     shortfall: str | None = None
     """Why `usable` falls short of `nominal`, when it does."""
+    beside: str = ""
+    """What the machine's published total counts beside its GPU fabric, e.g. "1800 Gbps with the gVNIC"."""
 
     def describe(self) -> str:
-        """E.g. "tcpxo, 8 GPU NICs, 1600 of 1600 Gbps"."""
+        """E.g. "8 GPU NICs, 1600 of 1600 Gbps (1800 Gbps with the gVNIC)"."""
         parts = [self.nics] if self.nics else []
         if self.usable is not None and self.nominal:
-            parts.append(f"{_gbps(self.usable)} of {_gbps(self.nominal)} Gbps")
+            parts.append(
+                f"{_gbps(self.usable)} of {_gbps(self.nominal)} Gbps" + (f" ({self.beside})" if self.beside else "")
+            )
         return ", ".join(parts)
 
 
 def _gbps(value: float) -> str:
     return f"{value:g}"
+
+
+def _gvnics(pool: Pool) -> str:
+    """Google's total for a GPUDirect machine counts its gVNICs, which carry no GPU traffic: say so beside the
+    GPU fabric's figure, so that 1600 of A3 Mega's published 1800 Gbps is not read as a loss."""
+    machine = pool.machine()
+    if machine is None or not machine.gvnic_gbps:
+        return ""
+    gvnics = 1 + machine.extra_gvnics
+    return f"{_gbps(machine.network_gbps)} Gbps with the {f'{gvnics} gVNICs' if gvnics > 1 else 'gVNIC'}"
 
 
 def bandwidth(pool: Pool, namespace: str | None = None) -> Bandwidth:
@@ -368,7 +382,7 @@ def bandwidth(pool: Pool, namespace: str | None = None) -> Bandwidth:
         return Bandwidth(f"{pool.efa_interfaces} EFA", nominal, nominal)
     if pool.fabric in GPUDIRECT_FABRICS:
         managed = " (GKE-managed, DRA)" if pool.dranet else ""
-        return Bandwidth(f"{pool.gpu_nics} GPU NICs{managed}", nominal, nominal)
+        return Bandwidth(f"{pool.gpu_nics} GPU NICs{managed}", nominal, nominal, beside=_gvnics(pool))
     use = pool.rail_use(namespace)
     if use is not None:
         nics = f"{use.usable} of {use.total} rails" + (", one per GPU assumed" if use.assumed else "")

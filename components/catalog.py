@@ -65,7 +65,8 @@ class MachineType:
     local_ssds: int = 0
     """GCP: the local SSDs (375 GB each) that come with the machine; GKE must be told their count."""
     network_gbps: float = 0
-    """AWS: the instance's network bandwidth, all cards together, in Gbps (0 = not recorded)."""
+    """The machine's network bandwidth, every NIC together, in Gbps (0 = not recorded): AWS, the instance's;
+    GCP, Google's "max total bandwidth", which counts the gVNICs beside the GPU NICs."""
     gpudirect: GpuDirect | None = None
     """GCP: the machine's GPUDirect fabric, if it has GPU NICs."""
     gpu_nics: int = 0
@@ -97,6 +98,8 @@ class MachineType:
             raise ValueError(f"{self.name}: gpudirect_rdma needs at least one EFA interface")
         if bool(self.gpudirect) != bool(self.gpu_nics and self.gpu_nic_gbps):
             raise ValueError(f"{self.name}: a GPUDirect fabric comes with its GPU NICs and their line rate")
+        if self.network_gbps and self.network_gbps < self.fabric_gbps:
+            raise ValueError(f"{self.name}: the machine's {self.network_gbps} Gbps cannot be below its GPU fabric's")
 
     @property
     def has_efa(self) -> bool:
@@ -118,6 +121,14 @@ class MachineType:
         if self.provider == "gcp":
             return self.gpu_nics * self.gpu_nic_gbps
         return self.network_gbps
+
+    @property
+    def gvnic_gbps(self) -> float:
+        """GCP: the bandwidth of the gVNICs beside the GPU NICs (eth0 and any extra one), which NCCL's GPU
+        traffic does not use: the machine's total less its GPU fabric; 0 when not recorded."""
+        if self.provider != "gcp" or not self.network_gbps:
+            return 0
+        return self.network_gbps - self.fabric_gbps
 
 
 # (size, gpus, vcpus, memory_gib, efa_interfaces, network_cards)
@@ -432,17 +443,21 @@ _AWS_NETWORK_GBPS: dict[str, float] = {
         )
     },
 }
-# GPUDirect on GCP: (fabric, GPU NICs, Gbps per GPU NIC, extra gVNICs). Only the 8-GPU sizes have
-# GPU NICs. Sources: Google Cloud, "GPU machine types" and "Network bandwidth and GPU machines",
+# GPUDirect on GCP: (fabric, GPU NICs, Gbps per GPU NIC, extra gVNICs, the machine's total Gbps). Only the
+# 8-GPU sizes have GPU NICs. Sources: Google Cloud, "GPU machine types" and "Network bandwidth and GPU machines",
 # https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (A3 High: 4 x 200 Gbps GPU NICs
 # beside a 200 Gbps gVNIC; A3 Mega: 8 x 200; A3 Ultra and A4: 8 x 400 Gbps ConnectX-7 RoCE NICs and
 # 2 gVNICs); [CT] examples/gke-a3-highgpu (4 GPU VPCs, TCPX), gke-a3-megagpu (8, TCPXO), gke-a3-ultragpu
 # and gke-a4 (a gVNIC VPC and an 8-subnet RoCE VPC, RDMA with gIB).
-_GCP_GPUDIRECT: dict[str, tuple[GpuDirect, int, int, int]] = {
-    "a3-highgpu-8g": ("tcpx", 4, 200, 0),
-    "a3-megagpu-8g": ("tcpxo", 8, 200, 0),
-    "a3-ultragpu-8g": ("rdma", 8, 400, 1),
-    "a4-highgpu-8g": ("rdma", 8, 400, 1),
+# The total is the same page's overview table, "Max total bandwidth" (read 2026): A3 High 1,000, A3 Mega
+# 1,800, A3 Ultra and A4 3,600 Gbps. It counts the gVNICs: A3 Mega's NIC arrangement is 8+1 (eight 200 Gbps
+# GPU NICs and one gVNIC), A3 Ultra's and A4's 8 CX-7 NICs (3,200 Gbps) beside 2 gVNICs (400). The GPU
+# fabric, what NCCL's GPU traffic can use, is the GPU NICs alone: 1,600 Gbps on A3 Mega.
+_GCP_GPUDIRECT: dict[str, tuple[GpuDirect, int, int, int, int]] = {
+    "a3-highgpu-8g": ("tcpx", 4, 200, 0, 1000),
+    "a3-megagpu-8g": ("tcpxo", 8, 200, 0, 1800),
+    "a3-ultragpu-8g": ("rdma", 8, 400, 1, 3600),
+    "a4-highgpu-8g": ("rdma", 8, 400, 1, 3600),
 }
 # The gIB installer's NCCL tuner profile per machine, a file of its configs directory:
 # cluster-toolkit v1.95.0 examples/machine-learning/a3-ultragpu-8g/nemo-framework/Dockerfile (tuner_config_a3u,
@@ -458,6 +473,7 @@ _GCP = {
         gpu_nics=d[1],
         gpu_nic_gbps=d[2],
         extra_gvnics=d[3],
+        network_gbps=d[4],
         gib_tuner_config=_GIB_TUNER_CONFIGS.get(n, ""),
     )
     if (d := _GCP_GPUDIRECT.get(n))

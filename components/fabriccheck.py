@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, replace
 
 from components.errors import ConfigError, Issue
-from components.fabric import GIB_NCCL_ENV
+from components.fabric import GIB_NCCL_ENV, min_nccl
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models.job import JobSchedulerSpec, TrainingJobSpec
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, FabricCheckSpec, NcclSizesSpec, nccl_bytes
@@ -152,6 +152,8 @@ class FabricCheck:
     """The image and how to run it."""
     networks: tuple[str, ...]
     """The NCCL networks that count as the fabric; empty accepts any."""
+    min_nccl: str | None
+    """The least NCCL version the fabric's settings need (RoCE: 2.21), which the log must show; None: any."""
     timeout_minutes: int
     """How long the gate may take."""
 
@@ -188,9 +190,10 @@ class FabricCheck:
             else f"no floor ({self.floor_source})"
         )
         networks = f", over {' or '.join(self.networks)}" if self.networks else ""
+        nccl = f", NCCL >= {self.min_nccl}" if self.min_nccl else ""
         return (
             f"{self.test} on {self.nodes} nodes x {self.plan.gpus_per_node} GPUs, {self.sizes.min}-{self.sizes.max}"
-            f"{networks}, {floor}"
+            f"{networks}{nccl}, {floor}"
         )
 
     def fingerprint(self) -> str:
@@ -254,7 +257,7 @@ def resolve(
         sizes = sizes.model_copy(update={"max": _default_max(pool, sizes.min)})
     job = TrainingJobSpec(
         name=name,
-        namespace=_namespace(pool),
+        namespace=home_namespace(pool),
         launcher="indexed",
         image=spec.image or image.image,
         command=[f"{image.tests.rstrip('/')}/{spec.test}"],
@@ -282,6 +285,7 @@ def resolve(
         floor_source=floor[1],
         image=image if spec.image is None else replace(image, image=spec.image, env=()),
         networks=NETWORKS[pool.fabric],
+        min_nccl=min_nccl(pool.fabric, planned.env),
         timeout_minutes=spec.timeout_minutes,
     )
     return check, "", []
@@ -323,9 +327,9 @@ def _floor(spec: FabricCheckSpec, pool: Pool) -> tuple[float, str]:
 def _nominal_gbps(pool: Pool) -> float:
     """The fabric's nominal bandwidth per node in Gbps: its rails' line rate (RoCE / InfiniBand), or the
     machine's GPU fabric from the catalog; 0 when unknown."""
-    if pool.fabric in ("infiniband", "roce"):
-        rails = pool.rails or pool.gpus_per_node
-        return rails * pool.rail_gbps if pool.rail_gbps else 0
+    use = pool.rail_use()
+    if use is not None:
+        return use.total * pool.rail_gbps if pool.rail_gbps else 0
     return pool.fabric_gbps
 
 
@@ -336,6 +340,7 @@ def _default_max(pool: Pool, smallest: str) -> str:
     return largest if nccl_bytes(largest) >= nccl_bytes(smallest) else smallest
 
 
-def _namespace(pool: Pool) -> str:
-    """The namespace of the pool's networks (NADs are namespaced), else the jobs' default."""
+def home_namespace(pool: Pool) -> str:
+    """Where the pool's gate (and, by default, its jobs) run: the namespace of its networks (NADs are
+    namespaced), else the jobs' default."""
     return pool.networks[0].namespace if pool.networks else DEFAULT_NAMESPACE

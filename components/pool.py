@@ -6,6 +6,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -14,7 +15,7 @@ from pydantic import Field
 from components import catalog, quantity
 from components.errors import Issue
 from components.models.base import Spec
-from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, wrong_type
+from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, nad_parents, plugin_interfaces, wrong_type
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, NodePoolSpec, Taint, default_taints
 from components.topology import Topology
 
@@ -58,6 +59,20 @@ class PodNetwork(Spec):
     """The network's IPAM range (CIDR), which NCCL picks the RoCE GID of the interface by."""
     rdma_device: str | None = None
     """The RDMA device behind it (e.g. mlx5_0), which NCCL_IB_HCA names, when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class RailUse:
+    """RoCE / InfiniBand: how many of a node's rails NCCL can use in a worker, and what stops the rest."""
+
+    usable: int
+    """Rails NCCL can use: with a device the worker sees, NCCL_IB_HCA admits and (RoCE) an address on it."""
+    total: int
+    """The node's rails: as declared (`rails`), else one per GPU."""
+    assumed: bool
+    """`total` is one per GPU, not declared."""
+    limit: str | None = None
+    """Why `usable` falls short of `total`, and the fix; None when it does not."""
 
 
 class Pool(Spec):
@@ -126,6 +141,9 @@ class Pool(Spec):
     """Secondary networks pods attach (infiniband / roce)."""
     rdma_resource: str | None = None
     """The RDMA shared-device resource pods request (infiniband / roce)."""
+    rdma_interfaces: list[str] = Field(default_factory=list)
+    """The host interfaces whose RDMA devices the shared device plugin exposes on this pool's nodes, as far as
+    the stack knows (its ifNames); empty when it exposes every Mellanox device."""
     ib_hca: str = "mlx5"
     """NCCL_IB_HCA for infiniband / roce: the rails' devices (=mlx5_0,mlx5_1,...) when known."""
     ib_tc: int | None = None
@@ -182,33 +200,80 @@ class Pool(Spec):
             common = common.supernet()
         return str(common)
 
-    def rails_attached(self) -> int:
-        """RoCE / InfiniBand: the rails a worker uses. On RoCE each rail needs an attached network (its GID
-        carries the pod's address); InfiniBand needs no address, so through the RDMA shared device plugin
-        a worker reaches every declared rail."""
-        if self.fabric == "infiniband" and self.rdma_resource:
-            return max(len(self.networks), self.rails)
-        return len(self.networks)
+    def rail_use(self, namespace: str | None = None) -> RailUse | None:
+        """RoCE / InfiniBand: the rails NCCL can use in a worker in `namespace` (default: attaching every network
+        of the pool); None for other fabrics. A rail counts when the worker sees its RDMA device (an SR-IOV VF,
+        or an HCA the shared device plugin exposes), NCCL_IB_HCA admits it and, on RoCE, the worker has an
+        address on it (its RoCE v2 GID carries that address). InfiniBand needs no address, so through the
+        shared device plugin a worker reaches every rail with no network attached."""
+        if self.fabric not in ("roce", "infiniband"):
+            return None
+        total = self.rails or self.gpus_per_node
+        networks = self.networks if namespace is None else self.networks_in(namespace)
+        assumed = "" if self.rails else ", one per GPU assumed"
+        bounds: list[tuple[int, str]] = []
+        if self.fabric == "roce":
+            bounds.append(
+                (
+                    len(networks),
+                    f"workers attach {len(networks)} of the node's {total} rails{assumed}: attach one network per "
+                    "rail (`rails`, or a network per rail in `networks`), since a RoCE rail needs the pod's address",
+                )
+            )
+        vfs = sum(1 for n in networks if n.resource_name)
+        if self.rdma_resource is None:
+            bounds.append(
+                (
+                    vfs,
+                    f"workers see {vfs} RDMA devices of the node's {total} rails{assumed} (an SR-IOV VF per network, "
+                    "no RDMA shared device plugin): attach an SR-IOV network per rail",
+                )
+            )
+        elif self.rdma_interfaces:
+            seen = vfs + len(self.rdma_interfaces)
+            bounds.append(
+                (
+                    seen,
+                    f"workers see {seen} RDMA devices of the node's {total} rails{assumed} (the RDMA shared device "
+                    f"plugin exposes the devices of {', '.join(self.rdma_interfaces)} only"
+                    f"{f', beside {vfs} SR-IOV VFs' if vfs else ''}): list every rail's interface in "
+                    "network.rdma.interfaces",
+                )
+            )
+        if self.ib_hca.startswith("="):
+            named = len(self.ib_hca[1:].split(","))
+            bounds.append(
+                (named, f"NCCL_IB_HCA={self.ib_hca} names {named} of the node's {total} rails{assumed}: name them all")
+            )
+        short = [(count, why) for count, why in bounds if count < total]
+        if not short:
+            return RailUse(total, total, not self.rails)
+        usable, why = min(short, key=lambda bound: bound[0])
+        return RailUse(usable, total, not self.rails, why)
 
     def rail_shortfall(self) -> int:
-        """RoCE / InfiniBand: how many of a node's GPUs have no rail of their own (GPUs less the rails a
-        worker uses); 0 for other fabrics."""
-        if self.fabric not in ("roce", "infiniband"):
-            return 0
-        return max(0, self.gpus_per_node - self.rails_attached())
+        """RoCE / InfiniBand: how many of a node's rails NCCL cannot use (attaching every network); 0 for other
+        fabrics."""
+        use = self.rail_use()
+        return use.total - use.usable if use else 0
 
     def rdma_advice(self) -> list[str]:
-        """What would make this RoCE / InfiniBand pool's RDMA faster or safer, one sentence each: rails
-        short of GPUs, and an NCCL_IB_HCA prefix that also matches storage and front-end ports."""
-        if self.fabric not in ("roce", "infiniband"):
+        """What would make this RoCE / InfiniBand pool's RDMA faster or safer, one sentence each: rails NCCL
+        cannot use, fewer rails than GPUs, and an NCCL_IB_HCA prefix that also matches storage and front-end
+        ports."""
+        use = self.rail_use()
+        if use is None:
             return []
         advice = []
-        if short := self.rail_shortfall():
-            used = self.rails_attached()
+        if use.limit:
             advice.append(
-                f"pool '{self.name}' ({self.fabric}) attaches {used} rail{'' if used == 1 else 's'} for "
-                f"{self.gpus_per_node} GPUs per node, so {short} GPUs share another's NIC: declare `rails` (one NAD "
-                "per rail) or list a network per rail in `networks`"
+                f"pool '{self.name}' ({self.fabric}) uses {use.usable} of its nodes' {use.total} rails: {use.limit}"
+            )
+        elif use.total < self.gpus_per_node:
+            short = self.gpus_per_node - use.total
+            advice.append(
+                f"pool '{self.name}' ({self.fabric}) has {use.total} rail{'' if use.total == 1 else 's'} for "
+                f"{self.gpus_per_node} GPUs per node (rails: {use.total}), so {short} GPUs share another's NIC"
             )
         if self.rdma_resource and not self.ib_hca.startswith(("=", "^")):
             advice.append(
@@ -269,6 +334,8 @@ def resolve_pools(
     found by GPU_PRESENT_LABEL. `kubernetes_version` is the cluster's minor, which GKE fabrics depend on.
     """
     lone = gpu_labels and provider == "existing" and len(pools) == 1
+    # The shared device plugin has one selector for the whole cluster.
+    plugin = plugin_interfaces(network.rdma, network.networks, [n for p in pools for n in p.rail_networks()])
     resolved: dict[str, Pool] = {}
     issues: list[Issue] = []
     for index, spec in enumerate(pools):
@@ -281,7 +348,14 @@ def resolve_pools(
         if lone and not spec.node_selector:
             found_by = spec.model_copy(update={"node_selector": dict(GPU_PRESENT_LABEL)})
         pool, found = _resolve(
-            found_by, provider, region, network, path, max_nodes=most, kubernetes_version=kubernetes_version
+            found_by,
+            provider,
+            region,
+            network,
+            path,
+            max_nodes=most,
+            kubernetes_version=kubernetes_version,
+            plugin_interfaces=plugin,
         )
         issues.extend(found)
         if pool is not None:
@@ -298,7 +372,10 @@ def _resolve(
     *,
     max_nodes: int,
     kubernetes_version: str | None = None,
+    plugin_interfaces: list[str] | None = None,
 ) -> tuple[Pool | None, list[Issue]]:
+    """The pool, or None and what stops it. `plugin_interfaces`: the shared device plugin's ifNames
+    across the stack (empty: it exposes every Mellanox device)."""
     issues: list[Issue] = []
     machine = _machine(spec, provider, path, issues)
     gpus = spec.gpus_per_node
@@ -350,6 +427,11 @@ def _resolve(
 
     if issues or gpus is None:
         return None, issues
+    exposed: list[str] = []
+    if rdma_resource and plugin_interfaces:
+        # Of a selector made from every NAD's parent, this pool's nodes surely have only its own NADs' parents.
+        own = nad_parents([n for n in network.networks if n.name in spec.networks], spec.rail_networks())
+        exposed = list(plugin_interfaces) if network.rdma.interfaces else own or list(plugin_interfaces)
     owned = provider != "existing"
     labels = {**spec.labels, POOL_LABEL: spec.name} if owned else dict(spec.labels)
     return Pool(
@@ -382,6 +464,7 @@ def _resolve(
         efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
         networks=pod_networks,
         rdma_resource=rdma_resource,
+        rdma_interfaces=exposed,
         ib_hca=network.rdma.hca,
     ).model_copy(update=rail_fields), []
 

@@ -9,10 +9,12 @@ from typing import Any
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
-from components.fabric import bandwidth
+from components.fabric import bandwidth, min_nccl, profile
+from components.fabriccheck import home_namespace
 from components.manifests import fabriccheck, platform, trainingjob
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
+from components.pool import Pool
 from components.validation import Stack
 from components.yamlio import dump
 
@@ -37,9 +39,7 @@ class Rendered:
             jobs = [p for p in self.stack.jobs if p.pool.name == pool.name]
             pods = sum(p.nodes + (1 if p.spec.launcher == "mpi" else 0) for p in jobs)
             gpus = sum(p.world_size for p in jobs)
-            lines.append(
-                f"  pool {pool.summary(bandwidth(pool).describe())}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs"
-            )
+            lines.append(f"  pool {pool.summary(_fabric(pool))}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs")
             check = self.stack.checks.get(pool.name)
             gate = check.summary() if check else f"off: {self.stack.unchecked.get(pool.name, 'not configured')}"
             lines.append(f"    fabric check: {gate}")
@@ -73,6 +73,12 @@ class Rendered:
             kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
         lines.append("objects: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
         return "\n".join(lines)
+
+
+def _fabric(pool: Pool) -> str:
+    """The pool's fabric in a few words: its bandwidth account, and the NCCL its images need."""
+    nccl = min_nccl(pool.fabric, profile(pool, home_namespace(pool)).env)
+    return ", ".join(part for part in (bandwidth(pool).describe(), f"needs NCCL >= {nccl}" if nccl else "") if part)
 
 
 def _runtime(plan: JobPlan) -> str:

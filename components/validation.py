@@ -72,6 +72,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _aws_zones(config)
     issues += _autoscaler_release(config, pools)
     issues += _gke_gpu_operator(config)
+    issues += _gpu_operator_settings(config, pools)
     issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
     issues += _queues(config)
@@ -359,6 +360,43 @@ def _gke_gpu_operator(config: StackConfig) -> list[Issue]:
         for i, pool in enumerate(config.node_pools)
         if pool.gpu_driver_version != "INSTALLATION_DISABLED"
     ]
+
+
+def _gpu_operator_settings(config: StackConfig, pools: Mapping[str, Pool]) -> list[Issue]:
+    """Every gpuOperator setting takes effect, or is an error: none without the operator; no RDMA mode without
+    its driver container, which is where the operator sets GPUDirect RDMA up (GPU Operator v26.7.0
+    controllers/object_controls.go: driver.rdma acts on the driver DaemonSet only); and no nvidia-peermem
+    without a pool that runs InfiniBand or RoCE."""
+    spec = config.gpu_operator
+    stated = [
+        key
+        for key, value in (("driver", spec.driver), ("rdma", spec.rdma), ("useHostMofed", spec.use_host_mofed or None))
+        if value is not None
+    ]
+    if not config.runs_gpu_operator:
+        why = "gpuOperator.enabled is false" if spec.enabled is False else "GKE brings its own driver"
+        return [
+            Issue(f"gpuOperator.{key}", f"has no effect: the GPU Operator is not installed ({why}); drop it")
+            for key in stated
+        ]
+    if spec.rdma is not None and not config.runs_gpu_driver:
+        return [
+            Issue(
+                "gpuOperator.rdma",
+                "has no effect: the GPU Operator sets GPUDirect RDMA up in its driver container, and "
+                "gpuOperator.driver is off (the node image's driver), so DMA-BUF rests on that driver being the open "
+                "kernel modules and nvidia-peermem on the hosts loading it; drop rdma, or set driver: true",
+            )
+        ]
+    if spec.rdma == "peermem" and not any(p.fabric in ("infiniband", "roce") for p in pools.values()):
+        return [
+            Issue(
+                "gpuOperator.rdma",
+                "peermem registers GPU memory with InfiniBand / RoCE NICs, and no pool runs either (nothing would "
+                "bring the MOFED it waits for): drop it, or set a pool's fabric to infiniband or roce",
+            )
+        ]
+    return []
 
 
 def _gke_roce_zone(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:

@@ -306,6 +306,7 @@ def test_defaults_mean_no_fabric() -> None:
         {"efa_interfaces": -1},
         {"efa_interfaces": 2, "network_cards": 1},
         {"gpudirect_rdma": True},
+        {"provider": "gcp", "gpudirect": "tcpxo", "gpu_nics": 8, "gpu_nic_gbps": 200, "network_gbps": 1000},
     ],
 )
 def test_impossible_figures_are_rejected(overrides: dict[str, object]) -> None:
@@ -320,3 +321,23 @@ def test_every_gib_machine_names_its_tuner_profile_and_no_other_does() -> None:
         assert machine is not None
         assert bool(machine.gib_tuner_config) == (machine.gpudirect == "rdma"), name
         assert re.fullmatch(r"tuner_config[a-z0-9_]*\.txtpb", machine.gib_tuner_config or "tuner_config.txtpb"), name
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu_fabric", "total", "gvnics"),
+    [
+        # Google Cloud, "Networking and GPU machines": "Max total bandwidth" counts the gVNICs (A3 Mega: 8+1).
+        ("a3-highgpu-8g", 800, 1000, 1),
+        ("a3-megagpu-8g", 1600, 1800, 1),
+        ("a3-ultragpu-8g", 3200, 3600, 2),
+        ("a4-highgpu-8g", 3200, 3600, 2),
+    ],
+)
+def test_a_gcp_gpudirect_machine_is_its_gpu_nics_beside_googles_total(
+    name: str, gpu_fabric: int, total: int, gvnics: int
+) -> None:
+    machine = lookup("gcp", name)
+    assert machine is not None
+    assert machine.fabric_gbps == machine.gpu_nics * machine.gpu_nic_gbps == gpu_fabric, "the GPU fabric alone"
+    assert machine.network_gbps == total and machine.gvnic_gbps == total - gpu_fabric
+    assert 1 + machine.extra_gvnics == gvnics and machine.gvnic_gbps == 200 * gvnics, "a 200 Gbps gVNIC each"

@@ -41,7 +41,7 @@ def test_render_dev_writes_every_object_and_a_summary(tmp_path: Path, capsys, mo
     assert "--gang-scheduler-name=volcano" in training["patches"]
 
 
-def test_render_warns_of_rails_short_of_gpus_and_a_bare_hca_prefix(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_render_warns_of_gpus_sharing_a_rail_and_a_bare_hca_prefix(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     assert main(["render", "--stack", "dev", "--out", str(tmp_path / "dev")]) == 0
     assert "warning" not in capsys.readouterr().err, "dev attaches all 8 rails and names their devices"
@@ -55,7 +55,7 @@ def test_render_warns_of_rails_short_of_gpus_and_a_bare_hca_prefix(tmp_path: Pat
     one_rail.write_text(yaml.safe_dump({"config": config}))
     assert main(["render", "--config", str(one_rail), "--out", str(tmp_path / "one")]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("warning: pool 'h100' (roce) attaches 1 rail for 8 GPUs per node")
+    assert err[0].startswith("warning: pool 'h100' (roce) has 1 rail for 8 GPUs per node (rails: 1)")
     assert err[1].startswith("warning: pool 'h100': NCCL_IB_HCA=mlx5 is a prefix")
 
 

@@ -6,9 +6,18 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components import catalog
-from components.fabric import GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION, bandwidth, profile
+from components.fabric import (
+    GKE_INTERFACES_ANNOTATION,
+    MULTUS_ANNOTATION,
+    ROCE_AUTO_GID_NCCL,
+    bandwidth,
+    min_nccl,
+    profile,
+)
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import Pool, resolve_pools
 from tests.support.factories import ROCE_NETWORK, SRIOV_NETWORK, pool
@@ -364,10 +373,10 @@ def test_every_catalog_machine_with_its_default_fabric_reaches_its_full_bandwidt
         ("aws", "p5.48xlarge", "32 EFA, 3200 of 3200 Gbps"),
         ("aws", "p5en.48xlarge", "16 EFA, 3200 of 3200 Gbps"),
         ("aws", "g5.xlarge", "eth0, 2.5 of 2.5 Gbps"),
-        ("gcp", "a3-highgpu-8g", "4 GPU NICs, 800 of 800 Gbps"),
-        ("gcp", "a3-megagpu-8g", "8 GPU NICs, 1600 of 1600 Gbps"),
-        ("gcp", "a3-ultragpu-8g", "8 GPU NICs, 3200 of 3200 Gbps"),
-        ("gcp", "a4-highgpu-8g", "8 GPU NICs, 3200 of 3200 Gbps"),
+        ("gcp", "a3-highgpu-8g", "4 GPU NICs, 800 of 800 Gbps (1000 Gbps with the gVNIC)"),
+        ("gcp", "a3-megagpu-8g", "8 GPU NICs, 1600 of 1600 Gbps (1800 Gbps with the gVNIC)"),
+        ("gcp", "a3-ultragpu-8g", "8 GPU NICs, 3200 of 3200 Gbps (3600 Gbps with the 2 gVNICs)"),
+        ("gcp", "a4-highgpu-8g", "8 GPU NICs, 3200 of 3200 Gbps (3600 Gbps with the 2 gVNICs)"),
         ("gcp", "g2-standard-96", ""),
     ],
 )
@@ -384,8 +393,69 @@ def test_opting_out_to_tcp_says_what_the_pool_leaves_unused() -> None:
 def test_an_rdma_pool_attaching_one_network_of_eight_gpus_says_so() -> None:
     p = existing_pool("roce", [ROCE_NETWORK["name"]], [ROCE_NETWORK])
     account = bandwidth(p, "training")
-    assert account.nics == "1 of 8 rails"
+    assert account.nics == "1 of 8 rails, one per GPU assumed"
     assert account.shortfall is not None and "1 of the node's 8 rails" in account.shortfall
+
+
+@st.composite
+def rdma_pools(draw: st.DrawFn) -> Pool:
+    """A RoCE or InfiniBand pool of any shape: rails declared or not, NADs (address-carrying or SR-IOV VFs),
+    the shared device plugin on or off and with or without ifNames, NCCL_IB_HCA a prefix or an exact list."""
+    fabric = draw(st.sampled_from(["roce", "infiniband"]))
+    gpus = draw(st.sampled_from([4, 8]))
+    kind = draw(
+        st.sampled_from(["macvlan" if fabric == "roce" else "ipoib", "sriov" if fabric == "roce" else "ib-sriov"])
+    )
+    count = draw(st.integers(0, 8))
+    declared = []
+    for i in range(count):
+        net: dict[str, Any] = {"name": f"rail{i}", "type": kind, "ipam": {"range": f"10.{i}.0.0/24"}}
+        net |= {"master": f"ens{i}"} if kind in ("macvlan", "ipoib") else {"resourceName": f"nvidia.com/vf{i}"}
+        declared.append(net)
+    plugin = draw(st.booleans()) or not any("resourceName" in n for n in declared)
+    interfaces = draw(st.sampled_from([[], [f"ens{i}" for i in range(draw(st.integers(1, 8)))]]))
+    hca = draw(st.sampled_from(["mlx5", "=" + ",".join(f"mlx5_{i}" for i in range(draw(st.integers(1, 8))))]))
+    spec: dict[str, Any] = {
+        "name": "h100",
+        "gpusPerNode": gpus,
+        "maxNodes": 2,
+        "fabric": fabric,
+        "networks": [n["name"] for n in declared],
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+    }
+    if rails := draw(st.sampled_from([None, 1, 4, 8])):
+        spec["rails"] = {"count": rails, "speedGbps": 400}
+    config = NetworkConfig.model_validate(
+        {"networks": declared, "rdma": {"sharedDevicePlugin": plugin, "interfaces": interfaces, "hca": hca}}
+    )
+    pools, issues = resolve_pools([NodePoolSpec.model_validate(spec)], "existing", None, config)
+    assert not issues, issues
+    return pools["h100"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=rdma_pools())
+def test_the_rdma_account_warns_exactly_when_nccl_cannot_use_a_rail(p: Pool) -> None:
+    use = p.rail_use()
+    account = bandwidth(p)
+    assert use is not None and 0 <= use.usable <= use.total
+    assert account.nics.startswith(f"{use.usable} of {use.total} rails")
+    # The summary's "below the fabric's bandwidth" and render's warning say the same, and only on a real loss.
+    assert (account.shortfall is not None) == (use.usable < use.total) == (p.rail_shortfall() > 0)
+    lost = [a for a in p.rdma_advice() if f"uses {use.usable} of its nodes' {use.total} rails" in a]
+    assert len(lost) == (1 if use.usable < use.total else 0)
+    if p.rail_gbps and account.usable is not None and account.nominal is not None:
+        assert (account.usable < account.nominal) == (use.usable < use.total)
+    # What bounds the rails NCCL can use, each on its own: never more than it can see, name, or address.
+    if p.ib_hca.startswith("="):
+        assert use.usable <= len(p.ib_hca[1:].split(","))
+    if p.fabric == "roce":
+        assert use.usable <= len(p.networks), "a RoCE rail needs the pod's address on it"
+    if p.rdma_resource is None:
+        assert use.usable <= sum(1 for n in p.networks if n.resource_name)
+    # InfiniBand through a plugin that exposes every HCA, with NCCL_IB_HCA not narrowing it: every rail.
+    if p.fabric == "infiniband" and p.rdma_resource and not p.rdma_interfaces and not p.ib_hca.startswith("="):
+        assert use.usable == use.total and account.shortfall is None
 
 
 # -- rails ---------------------------------------------------------------------------------------
@@ -423,6 +493,14 @@ def test_nccl_picks_each_rails_gid_from_the_subnet_holding_every_rail() -> None:
     assert (env["NCCL_IB_ADDR_FAMILY"], env["NCCL_IB_ADDR_RANGE"]) == ("AF_INET", "192.168.0.0/21")
     v6 = profile(rail_pool(rails={**RAILS, "count": 2, "range": "fd00:10::/48"}), "training").env
     assert (v6["NCCL_IB_ADDR_FAMILY"], v6["NCCL_IB_ADDR_RANGE"]) == ("AF_INET6", "fd00:10::/63")
+
+
+def test_roce_leaving_the_gid_to_nccl_needs_nccl_2_21_unless_a_job_names_the_index() -> None:
+    env = profile(rail_pool(rails=RAILS), "training").env
+    assert min_nccl("roce", env) == ROCE_AUTO_GID_NCCL == "2.21"
+    assert min_nccl("roce", {**env, "NCCL_IB_GID_INDEX": "3"}) is None, "nccl: {ibGidIndex: 3} works on any NCCL"
+    ib = {**RAILS, "type": "ipoib", "interfaces": "ibs{n}"}
+    assert min_nccl("infiniband", profile(rail_pool("infiniband", rails=ib), "training").env) is None
 
 
 def test_sriov_rails_request_one_vf_of_each_rails_resource() -> None:

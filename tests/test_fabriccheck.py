@@ -37,6 +37,9 @@ def test_a_fast_fabric_pool_that_keeps_two_nodes_is_checked_by_default(fabric: s
     assert found.nodes == 2 and found.test == "all_reduce_perf"
     assert found.plan.world_size == 2 * found.pool.gpus_per_node, "every GPU of each node"
     assert found.networks == NETWORKS[fabric]
+    # RoCE leaves NCCL_IB_GID_INDEX to NCCL, which only 2.21 and later choose right: the verdict holds the log to it.
+    assert found.min_nccl == ("2.21" if fabric == "roce" else None)
+    assert ("NCCL >= 2.21" in found.summary()) == (fabric == "roce")
 
 
 def test_a_pool_that_scales_from_zero_is_not_checked_and_says_why() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from components.pool import (
     SYSTEM_RESERVE_MEMORY_MIN_GIB,
     Pool,
     Provider,
+    RailUse,
     resolve_pools,
 )
 from tests.support.factories import ROCE_NETWORK, pool
@@ -407,7 +409,8 @@ def test_nads_listed_by_hand_still_work_and_their_devices_name_the_hcas() -> Non
     p = one("existing", {**ROCE, "networks": ["rail0", "rail3"]}, networks=networks)
     assert [(n.name, n.interface) for n in p.networks] == [("rail0", "net1"), ("rail3", "net2")]
     assert p.ib_hca == "=mlx5_0,mlx5_3"
-    assert p.rails == 0 and p.rail_shortfall() == 6
+    assert p.rails == 0 and p.rail_shortfall() == 6, "8 rails assumed, one per GPU"
+    assert p.rdma_interfaces == ["ens0", "ens3"], "the shared plugin exposes the NADs' parents"
 
 
 def test_a_bare_count_beside_hand_listed_networks_states_rails_devices_and_speed() -> None:
@@ -421,7 +424,8 @@ def test_without_known_devices_nccl_ib_hca_keeps_the_configured_value_and_the_po
     assert p.ib_hca == "mlx5"
     advice = p.rdma_advice()
     assert len(advice) == 2
-    assert "attaches 1 rail for 8 GPUs per node, so 7 GPUs share another's NIC" in advice[0]
+    assert advice[0].startswith("pool 'h100' (roce) uses 1 of its nodes' 8 rails: workers attach 1 of the node's")
+    assert "one per GPU assumed" in advice[0] and "attach one network per rail" in advice[0]
     assert "NCCL_IB_HCA=mlx5 is a prefix" in advice[1]
     exact = one("existing", {**ROCE, "networks": ["roce-network"]}, networks=[ROCE_NETWORK], rdma={"hca": "=mlx5_2"})
     assert exact.ib_hca == "=mlx5_2" and len(exact.rdma_advice()) == 1
@@ -440,14 +444,44 @@ def test_sriov_vfs_alone_need_no_hca_list() -> None:
 
 def test_an_infiniband_pool_reaches_every_declared_rail_through_the_shared_plugin() -> None:
     p = one("existing", {**EXISTING, "fabric": "infiniband", "rails": {"count": 8, "devices": "mlx5_{i}"}})
-    assert p.networks == [] and p.rails_attached() == 8 and p.rail_shortfall() == 0
+    assert p.networks == [] and p.rail_use() == RailUse(8, 8, assumed=False) and p.rdma_advice() == []
+
+
+def test_an_infiniband_pool_with_no_rails_and_no_network_uses_every_hca_the_plugin_exposes() -> None:
+    # Seed 000's shape: IB verbs need no pod interface, and the plugin (no ifNames) exposes every HCA.
     bare = one("existing", {**EXISTING, "fabric": "infiniband"})
-    assert bare.rail_shortfall() == 8 and "declare `rails`" in bare.rdma_advice()[0]
+    assert bare.rdma_interfaces == [] and bare.rail_use() == RailUse(8, 8, assumed=True)
+    assert bare.rail_shortfall() == 0
+    assert [a for a in bare.rdma_advice() if "rail" in a.split(":")[0]] == [], "no rail is lost"
+
+
+def test_an_infiniband_pool_reaches_only_the_hcas_the_plugin_exposes() -> None:
+    # One IPoIB NAD on ibs1 makes the plugin's selector ifNames: [ibs1], so a worker sees one HCA of 8.
+    ipoib = {"name": "ib0", "type": "ipoib", "master": "ibs1"}
+    p = one("existing", {**EXISTING, "fabric": "infiniband", "networks": ["ib0"]}, networks=[ipoib])
+    use = p.rail_use()
+    assert use is not None and (use.usable, use.total) == (1, 8)
+    assert use.limit is not None and "the RDMA shared device plugin exposes the devices of ibs1" in use.limit
+    assert "network.rdma.interfaces" in use.limit
+    listed = one(
+        "existing",
+        {**EXISTING, "fabric": "infiniband", "networks": ["ib0"]},
+        networks=[ipoib],
+        rdma={"interfaces": [f"ibs{n}" for n in range(1, 9)]},
+    )
+    assert listed.rail_use() == RailUse(8, 8, assumed=True)
+
+
+def test_an_exact_hca_list_shorter_than_the_rails_is_a_shortfall() -> None:
+    p = one("existing", {**EXISTING, "fabric": "infiniband", "rails": 8}, rdma={"hca": "=mlx5_0,mlx5_1"})
+    use = p.rail_use()
+    assert use is not None and (use.usable, use.total) == (2, 8)
+    assert use.limit is not None and "NCCL_IB_HCA==mlx5_0,mlx5_1 names 2 of the node's 8 rails" in use.limit
 
 
 def test_a_roce_pool_uses_only_the_rails_it_attaches() -> None:
     p = one("existing", {**ROCE, "rails": 8})
-    assert p.rails == 8 and p.rails_attached() == 0 and p.rail_shortfall() == 8
+    assert p.rails == 8 and p.rail_use() == RailUse(0, 8, assumed=False, limit=ANY) and p.rail_shortfall() == 8
 
 
 def test_other_fabrics_have_no_rails_to_fall_short_of() -> None:
@@ -500,12 +534,15 @@ def test_gke_gpudirect_rails_are_the_machines_gpu_nics() -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(count=st.integers(1, 16), gpus=st.sampled_from([1, 4, 8, 16]))
-def test_a_roce_pool_falls_short_by_the_gpus_its_rails_do_not_cover(count: int, gpus: int) -> None:
+def test_a_roce_pool_uses_every_declared_rail_and_is_advised_when_gpus_share_one(count: int, gpus: int) -> None:
     rails = {"count": count, "interfaces": "ens{n}f0np0", "devices": "mlx5_{i}", "range": "10.0.0.0/8"}
     p = one("existing", {**ROCE, "gpusPerNode": gpus, "rails": rails})
     assert len(p.networks) == count and len({n.interface for n in p.networks}) == count
-    assert p.rail_shortfall() == max(0, gpus - count)
-    assert bool(p.rdma_advice()) == (count < gpus)
+    assert p.rail_use() == RailUse(count, count, assumed=False), "each rail attached, named and exposed"
+    assert p.rail_shortfall() == 0
+    # Fewer rails than GPUs is the machine, not lost bandwidth: advice, never a shortfall.
+    assert [a for a in p.rdma_advice() if "share another's NIC" in a] == ([] if count >= gpus else [ANY])
+    assert not any("uses" in a for a in p.rdma_advice())
 
 
 def test_a_pool_finds_its_machine_in_the_catalog_on_any_provider() -> None:

@@ -8,6 +8,8 @@ import pytest
 
 from components.config import read_stack_file
 from components.errors import ConfigError
+from components.fabric import min_nccl, profile
+from components.fabriccheck import home_namespace
 from components.render import MARKER, render, write
 from components.validation import resolve_file, resolve_raw
 
@@ -42,3 +44,22 @@ def test_render_never_writes_into_a_folder_it_did_not_make(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="not written by render"):
         write(render(resolve_file(REPO / "Pulumi.dev.yaml")), tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *(REPO / "examples").glob("*/Pulumi.*.yaml")])
+
+
+@pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_pool_line_and_gate_state_the_nccl_its_fabric_settings_need(path: Path) -> None:
+    # RoCE leaves the GID to NCCL (>= 2.21): the pool's line says so, and its gate fails an older NCCL.
+    rendered = render(resolve_file(path))
+    lines = rendered.summary().splitlines()
+    for pool in rendered.stack.pools.values():
+        (line,) = [line for line in lines if line.startswith(f"  pool {pool.name} (")]
+        needed = min_nccl(pool.fabric, profile(pool, home_namespace(pool)).env)
+        assert needed == ("2.21" if pool.fabric == "roce" else None)
+        assert (f"needs NCCL >= {needed}" in line) == (needed is not None), line
+    for check in rendered.stack.checks.values():
+        (job,) = [o for o in rendered.objects if o["kind"] == "Job" and o["metadata"]["name"] == check.name]
+        variables = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert variables["MIN_NCCL"] == (min_nccl(check.pool.fabric, variables) or "")

@@ -236,6 +236,53 @@ jobs:
     assert kinds(rendered).index("PodGroup") < kinds(rendered).index("Job")
 
 
+# seeds/000_d60fffd45e26152f.txt: InfiniBand through the RDMA shared device plugin (`rdma/rdma_shared_device_a: 1`),
+# no secondary network. IB verbs need no pod interface, so every HCA the plugin exposes is a rail NCCL uses.
+SEED000_IB = (
+    EXISTING
+    + """
+nodePools:
+  - {name: h100, gpusPerNode: 8, maxNodes: 4, fabric: infiniband, nodeSelector: {nvidia.com/gpu.present: "true"}RAILS}
+scheduler: {type: volcano}
+jobs:
+  - {name: llm-finetune, launcher: indexed, image: registry.example.com/training:v2.0, command: [train.py], nodes: 4}
+"""
+)
+
+
+def rendered_lines(rendered: Rendered) -> tuple[str, str, list[str]]:
+    """The summary's pool line and job line, and the warnings render prints."""
+    lines = rendered.summary().splitlines()
+    (pool_line,) = [line for line in lines if line.startswith("  pool ")]
+    (job_line,) = [line for line in lines if "training/llm-finetune" in line]
+    return pool_line, job_line, [a for p in rendered.stack.pools.values() for a in p.rdma_advice()]
+
+
+def test_seed000_infiniband_through_the_shared_plugin_uses_every_rail() -> None:
+    # As the seed writes it: no rails declared, so one per GPU is assumed and every one is reached.
+    rendered = render_yaml(SEED000_IB.replace("RAILS", ""))
+    pool_line, job_line, warnings = rendered_lines(rendered)
+    assert "infiniband, 8 of 8 rails, one per GPU assumed, up to 4 nodes" in pool_line
+    assert "below the fabric's bandwidth" not in job_line
+    # What is left is true and not about bandwidth: the seed's bare NCCL_IB_HCA=mlx5 also matches storage ports.
+    assert len(warnings) == 1 and warnings[0].startswith("pool 'h100': NCCL_IB_HCA=mlx5 is a prefix")
+    plugin = json.loads(find(rendered, "NicClusterPolicy")["spec"]["rdmaSharedDevicePlugin"]["config"])
+    assert "ifNames" not in plugin["configList"][0]["selectors"], "every Mellanox HCA is exposed"
+
+    # With the node's rails stated (devices and speed), the full bandwidth and no warning at all.
+    rails = ', rails: {count: 8, devices: "mlx5_{i}", speedGbps: 400}'
+    rendered = render_yaml(SEED000_IB.replace("RAILS", rails))
+    pool_line, job_line, warnings = rendered_lines(rendered)
+    assert "infiniband, 8 of 8 rails, 3200 of 3200 Gbps, up to 4 nodes" in pool_line
+    assert "below the fabric's bandwidth" not in job_line
+    assert warnings == []
+    c = container(find(rendered, "Job", "llm-finetune")["spec"]["template"])
+    assert env(c)["NCCL_IB_HCA"] == "=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
+    assert limits(c)[RDMA] == "1" and MULTUS not in find(rendered, "Job")["spec"]["template"]["metadata"].get(
+        "annotations", {}
+    )
+
+
 # The seed's ds_config.json, verbatim (numbers in exponent form included).
 SEED_DS_CONFIG = """
 {

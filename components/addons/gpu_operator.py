@@ -24,8 +24,7 @@ def enabled(stack: Stack) -> bool:
 
 def driver(stack: Stack) -> bool:
     """Whether the operator runs the containerized driver: not where the node image ships it."""
-    spec = stack.config.gpu_operator
-    return spec.driver if spec.driver is not None else stack.config.cluster.provider == "existing"
+    return stack.config.runs_gpu_driver
 
 
 def rdma(stack: Stack) -> RdmaMode | None:

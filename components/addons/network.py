@@ -10,6 +10,7 @@ from components.addons import gpu_operator
 from components.addons.install import HelmRelease, RemoteInstall
 from components.manifests.meta import metadata
 from components.manifests.pod import tolerations
+from components.models.network import plugin_interfaces
 from components.pool import taints_of
 from components.validation import Stack
 from components.versions import (
@@ -133,13 +134,10 @@ def nic_cluster_policy(stack: Stack) -> dict[str, Any] | None:
 def _rdma_resource(stack: Stack) -> dict[str, Any]:
     """The shared device plugin's resource: Mellanox devices behind the configured interfaces, else behind
     the rails' interfaces and the NADs' parents."""
-    rdma = stack.config.network.rdma
-    prefix, name = rdma.resource_name.split("/", 1)
+    network = stack.config.network
+    prefix, name = network.rdma.resource_name.split("/", 1)
     rails = [n for pool in stack.config.node_pools for n in pool.rail_networks()]
-    parents = {n.master for n in stack.config.all_networks if n.master}
-    # A host-device rail names its interface (a hand-declared one may name an RDMA device instead).
-    parents |= {n.device for n in rails if n.type == "host-device" and n.device}
-    interfaces = rdma.interfaces or sorted(parents)
+    interfaces = plugin_interfaces(network.rdma, network.networks, rails)
     selectors: dict[str, Any] = {"vendors": [MELLANOX_VENDOR]}
     if interfaces:
         selectors["ifNames"] = interfaces

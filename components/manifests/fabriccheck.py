@@ -110,6 +110,7 @@ def environment(check: FabricCheck) -> dict[str, str]:
         "MAX_BYTES": str(nccl_bytes(check.sizes.max)),
         "RANKS": str(plan.world_size),
         "NETWORKS": ",".join(check.networks),
+        "MIN_NCCL": check.min_nccl or "",
         "LOGS": check.logs,
     }
 

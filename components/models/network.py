@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterable
 from itertools import islice
 from typing import Any, Literal
 
@@ -398,6 +399,22 @@ class RailsSpec(Spec):
                 fields["vlan"] = self.vlan
             out.append(NetworkSpec(**fields))
         return out
+
+
+def nad_parents(networks: Iterable[NetworkSpec], rails: Iterable[NetworkSpec]) -> list[str]:
+    """The host interfaces under NADs declared by hand (`networks`) and made by rails (`rails`): every macvlan /
+    ipoib master, and each host-device rail's device, sorted."""
+    rails = list(rails)
+    parents = {n.master for n in [*networks, *rails] if n.master}
+    # A host-device rail names its interface (a hand-declared one may name an RDMA device instead).
+    parents |= {n.device for n in rails if n.type == "host-device" and n.device}
+    return sorted(parents)
+
+
+def plugin_interfaces(rdma: RdmaSpec, networks: Iterable[NetworkSpec], rails: Iterable[NetworkSpec]) -> list[str]:
+    """The host interfaces whose RDMA devices the shared device plugin exposes (its ifNames selector):
+    rdma.interfaces, else the parents of every NAD. Empty: the plugin exposes every Mellanox device."""
+    return list(rdma.interfaces) or nad_parents(networks, rails)
 
 
 def wrong_type(kind: str, fabric: str) -> str:

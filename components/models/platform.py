@@ -25,8 +25,30 @@ class GpuOperatorSpec(Spec):
     hosts' with useHostMofed, else the Network Operator's DOCA-OFED driver container) | true (dmabuf) |
     false (off). Default: dmabuf when a pool's fabric is infiniband or roce, else off."""
     use_host_mofed: bool = False
-    """peermem: MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed), so no driver
-    container brings it. Default: false."""
+    """With rdma: peermem only: MOFED/DOCA-OFED is installed on the hosts, and the GPU Operator builds
+    nvidia-peermem against it (driver.rdma.useHostMofed), so no driver container brings it. Anywhere else it
+    would do nothing (DMA-BUF needs no MOFED), so it is an error: `rdma: true` here means DMA-BUF, not the
+    chart's driver.rdma.enabled. Default: false."""
+
+    @model_validator(mode="after")
+    def _host_mofed_needs_peermem(self) -> GpuOperatorSpec:
+        # GPU Operator v26.7.0 reads useHostMofed only when driver.rdma.enabled, i.e. for nvidia-peermem
+        # (api/nvidia/v1/clusterpolicy_types.go IsHostMOFED; controllers/object_controls.go).
+        if not self.use_host_mofed or self.rdma == "peermem":
+            return self
+        mode = {
+            None: "rdma is unset, so pools that run infiniband or roce use DMA-BUF, which needs no MOFED",
+            True: "rdma: true here means DMA-BUF, which needs no MOFED (not the chart's driver.rdma.enabled, which "
+            "is nvidia-peermem)",
+            "dmabuf": "rdma: dmabuf needs no MOFED",
+            False: "rdma: false turns GPUDirect RDMA off",
+        }[self.rdma]
+        raise at(
+            "useHostMofed",
+            f"has no effect: the hosts' MOFED only matters to nvidia-peermem (rdma: peermem), and {mode}. To build "
+            "nvidia-peermem against the hosts' MOFED, set rdma: peermem; to keep DMA-BUF (NVIDIA's recommendation), "
+            "drop useHostMofed",
+        )
 
 
 class MonitoringSpec(Spec):

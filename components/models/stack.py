@@ -66,3 +66,10 @@ class StackConfig(Spec):
         but GKE, whose GPU pools come with GKE's own driver and device plugin."""
         enabled = self.gpu_operator.enabled
         return enabled if enabled is not None else self.cluster.provider != "gcp"
+
+    @property
+    def runs_gpu_driver(self) -> bool:
+        """Whether the GPU Operator runs the containerized driver: as `gpuOperator.driver` says, else only on
+        existing clusters (the EKS accelerated AMI and GKE's managed drivers ship their own)."""
+        driver = self.gpu_operator.driver
+        return self.runs_gpu_operator and (driver if driver is not None else self.cluster.provider == "existing")

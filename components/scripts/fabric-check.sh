@@ -14,7 +14,7 @@
 #   MPI_ARGS              extra mpirun flags for the fabric
 #   FORWARD               the environment variables mpirun passes to every rank
 #   SETUP                 a shell snippet run first (an image's own environment script), may be empty
-#   and what nccl-verdict.sh reads (CHECK, FLOOR_GBS, MAX_BYTES, RANKS, NETWORKS, LOGS, TERMINATION_LOG).
+#   and what nccl-verdict.sh reads (CHECK, FLOOR_GBS, MAX_BYTES, RANKS, NETWORKS, MIN_NCCL, LOGS, TERMINATION_LOG).
 # Where things go, for running it outside a pod: SSH_HOME (/root/.ssh), KEYS_DIR (/etc/fabric-check/ssh),
 # SSHD_RUN_DIR (/run/sshd), WORK_DIR (/tmp).
 

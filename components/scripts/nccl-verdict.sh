@@ -10,6 +10,9 @@
 #   RANKS            the ranks (GPUs) the test should run on
 #   NETWORKS         the NCCL networks that are the fabric, comma-separated (IB, Libfabric, ...; a
 #                    trailing * matches a prefix); empty accepts any network, Socket included
+#   MIN_NCCL         the least NCCL version the fabric's settings need (e.g. 2.21: RoCE with no
+#                    NCCL_IB_GID_INDEX); the run fails below it, and when the log states no version;
+#                    empty accepts any
 #   MPIRUN_STATUS    mpirun's exit status (default 0)
 #   LOGS             where the whole log can be read, added to the verdict (e.g. a kubectl command)
 #   TERMINATION_LOG  where the one-line verdict also goes (default /dev/termination-log), so the
@@ -35,6 +38,7 @@ awk \
     -v max_bytes="${MAX_BYTES:?MAX_BYTES is required}" \
     -v ranks="${RANKS:-0}" \
     -v networks="${NETWORKS:-}" \
+    -v min_nccl="${MIN_NCCL:-}" \
     -v status="${MPIRUN_STATUS:-0}" \
     -v logs="${LOGS:-}" \
     -v termination="$termination" '
@@ -45,9 +49,23 @@ function size_text(bytes) {
     return bytes
 }
 function gbs(value) { return sprintf("%.2f GB/s", value) }
+# 2.21 -> 22100, 2.20.5 -> 22005: comparable as numbers.
+function version_code(text,    part) {
+    split(text, part, ".")
+    return part[1] * 10000 + part[2] * 100 + part[3]
+}
+# NCCL_VERSION_CODE: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 (nccl.h.in NCCL_VERSION).
+function code_version(code) {
+    if (code < 10000) return int(code / 1000) "." int((code % 1000) / 100) "." (code % 100)
+    return int(code / 10000) "." int((code % 10000) / 100) "." (code % 100)
+}
+function saw_nccl(text) {
+    if (nccl == "" || version_code(text) < version_code(nccl)) nccl = text
+}
 BEGIN {
     accepted = split(networks, want, ",")
     header = 0; rows = 0; wrong = 0; sum = 0; avg = ""; ranks_seen = 0; used = ""; failure = ""; oob = ""
+    nccl = ""; library = ""
 }
 # mpirun --tag-output and srun -l put the rank before each line.
 { sub(/^\[[0-9]+,[0-9]+\]<std(out|err)>:/, ""); sub(/^[0-9]+: /, "") }
@@ -57,6 +75,22 @@ BEGIN {
     sub(/.*NCCL INFO Using network /, "", name)
     sub(/[ \t\r]+$/, "", name)
     if (!(name in seen)) { seen[name] = 1; used = used (used == "" ? "" : ", ") name }
+    next
+}
+# Each rank logs "NCCL version 2.28.3+cuda12.9": as an INFO line, or (NCCL before 2.23, NCCL_DEBUG=INFO
+# into stdout) bare (NVIDIA/nccl src/init.cc showVersion). The lowest one counts.
+/NCCL version [0-9]+\.[0-9]+\.[0-9]+/ {
+    match($0, /NCCL version [0-9]+\.[0-9]+\.[0-9]+/)
+    saw_nccl(substr($0, RSTART + 13, RLENGTH - 13))
+    next
+}
+# nccl-tests 2.17.4 and later also name the library they loaded (src/util.cu): "nccl-library=22803",
+# which stands in when no rank logged its version.
+/^# nccl-tests version .* nccl-library=[0-9]+/ {
+    code = $0
+    sub(/.* nccl-library=/, "", code)
+    sub(/[^0-9].*/, "", code)
+    library = code_version(code + 0)
     next
 }
 # The failure lines of nccl-tests itself (src/common.h): NCCL and CUDA errors, timeouts, version and GPU mismatches.
@@ -93,12 +127,19 @@ END {
         printf "average bus bandwidth: %s GB/s\n", avg
     }
     if (used != "") printf "NCCL network: %s\n", used
+    if (nccl == "") nccl = library
+    if (nccl != "") printf "NCCL version: %s\n", nccl
 
     largest = rows ? size[rows] + 0 : 0
     measured = rows ? bw[rows] : 0
     where = rows ? " at " size_text(largest) : ""
     reason = ""
-    if (failure != "") reason = "the test failed: " failure
+    # Too old a NCCL is the cause whatever else went wrong (on RoCE it may be why the test failed).
+    if (min_nccl != "" && nccl != "" && version_code(nccl) < version_code(min_nccl))
+        reason = "NCCL " nccl " is older than " min_nccl ", which this fabric needs (RoCE with no " \
+            "NCCL_IB_GID_INDEX: an older NCCL uses GID 0, link-local RoCE v1, not the address of the pod): " \
+            "use an image with NCCL " min_nccl " or later"
+    else if (failure != "") reason = "the test failed: " failure
     else if (status != 0) reason = "mpirun exited with status " status
     else if (rows == 0) reason = "the output has no results (the test did not start, or its output was cut)"
     else if (largest < max_bytes + 0) reason = "the output stops at " size_text(largest) " of " size_text(max_bytes) " (cut short)"
@@ -106,6 +147,9 @@ END {
     else if (oob != "" && oob !~ /OK[ \t\r]*$/) reason = "nccl-tests reports: " oob
     else if (ranks + 0 > 0 && ranks_seen > 0 && ranks_seen != ranks + 0)
         reason = "the test ran on " ranks_seen " of " ranks " GPUs"
+    if (reason == "" && min_nccl != "" && nccl == "")
+        reason = "the log states no NCCL version (NCCL_DEBUG=INFO prints it): NCCL " min_nccl \
+            " or later, which this fabric needs, is not proven"
     if (reason == "" && accepted > 0) {
         if (used == "") reason = "the log names no NCCL network (NCCL_DEBUG=INFO): the fabric is not proven"
         else {
@@ -126,6 +170,7 @@ END {
     if (reason == "") {
         line = "PASS " check ": " gbs(measured) " bus bandwidth" where " (floor " gbs(floor + 0) "), average " avg " GB/s"
         if (used != "") line = line ", network " used
+        if (min_nccl != "") line = line ", NCCL " nccl
     } else {
         line = "FAIL " check ": " reason
         if (reason !~ /under the floor/) {

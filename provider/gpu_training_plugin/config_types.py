@@ -574,8 +574,10 @@ inbox NIC drivers; no MOFED) | peermem (the legacy nvidia-peermem module, which 
 hosts' with useHostMofed, else the Network Operator's DOCA-OFED driver container) | true (dmabuf) |
 false (off). Default: dmabuf when a pool's fabric is infiniband or roce, else off."""
     use_host_mofed: NotRequired[bool]
-    """peermem: MOFED/DOCA-OFED is installed on the hosts (driver.rdma.useHostMofed), so no driver
-container brings it. Default: false."""
+    """With rdma: peermem only: MOFED/DOCA-OFED is installed on the hosts, and the GPU Operator builds
+nvidia-peermem against it (driver.rdma.useHostMofed), so no driver container brings it. Anywhere else it
+would do nothing (DMA-BUF needs no MOFED), so it is an error: `rdma: true` here means DMA-BUF, not the
+chart's driver.rdma.enabled. Default: false."""
 
 
 class TrainingOperatorSpec(TypedDict):

@@ -53,7 +53,8 @@ def everything_aws() -> Stack:
 
 
 def everything_existing() -> Stack:
-    """dev with an ib-sriov network, the SR-IOV operator and its policy, and host MOFED."""
+    """dev with an ib-sriov network, the SR-IOV operator and its policy, and nvidia-peermem built against the
+    hosts' MOFED."""
     network = {
         "networks": [
             {
@@ -83,7 +84,12 @@ def everything_existing() -> Stack:
         }
     ]
     return stack_file(
-        "dev", network=network, nodePools=pools, jobs=[], gpuOperator={"useHostMofed": True}, storage={"volumes": []}
+        "dev",
+        network=network,
+        nodePools=pools,
+        jobs=[],
+        gpuOperator={"rdma": "peermem", "useHostMofed": True},
+        storage={"volumes": []},
     )
 
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+from functools import cache
+from typing import Any
+
 import pytest
 
 from components.addons import gpu_operator
+from components.addons.plan import plan
 from components.errors import ConfigError
+from components.validation import Stack
 from tests.addons.stacks import everything_aws, everything_existing, stack_file
 
 
@@ -48,6 +54,47 @@ def test_peermem_without_host_mofed_gets_the_network_operators_driver_container(
     assert not gpu_operator.needs_mofed_container(stack_file("dev"))
 
 
+@pytest.mark.parametrize(
+    ("rdma", "why"),
+    [
+        (True, "rdma: true here means DMA-BUF"),
+        ("dmabuf", "rdma: dmabuf needs no MOFED"),
+        (None, "rdma is unset, so pools that run infiniband or roce use DMA-BUF"),
+        (False, "rdma: false turns GPUDirect RDMA off"),
+    ],
+)
+def test_host_mofed_without_peermem_is_an_error_naming_both_readings(rdma: object, why: str) -> None:
+    # The GPU Operator reads driver.rdma.useHostMofed only for nvidia-peermem; here it would do nothing.
+    asked = {"useHostMofed": True} | ({"rdma": rdma} if rdma is not None else {})
+    with pytest.raises(ConfigError) as caught:
+        stack_file("dev", gpuOperator=asked)
+    message = str(caught.value)
+    assert message.startswith("gpuOperator.useHostMofed: has no effect:") and why in message
+    assert "set rdma: peermem" in message and "drop useHostMofed" in message
+
+
+@pytest.mark.parametrize(
+    ("gpu_operator", "key", "why"),
+    [
+        ({"enabled": False, "rdma": "peermem"}, "rdma", "the GPU Operator is not installed"),
+        ({"enabled": False, "driver": True}, "driver", "the GPU Operator is not installed"),
+        ({"driver": False, "rdma": "dmabuf"}, "rdma", "gpuOperator.driver is off"),
+        ({"driver": False, "rdma": "peermem", "useHostMofed": True}, "rdma", "gpuOperator.driver is off"),
+    ],
+)
+def test_a_gpu_operator_setting_that_cannot_take_effect_is_an_error(
+    gpu_operator: dict[str, object], key: str, why: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"gpuOperator\.{key}: has no effect: [^\n]*{why}"):
+        stack_file("dev", gpuOperator=gpu_operator)
+
+
+def test_peermem_without_an_rdma_pool_is_an_error_not_a_driver_waiting_forever() -> None:
+    # prod runs EFA: no pool would bring the MOFED nvidia-peermem waits for.
+    with pytest.raises(ConfigError, match=r"gpuOperator\.rdma: peermem registers GPU memory with InfiniBand"):
+        stack_file("prod", gpuOperator={"rdma": "peermem", "driver": True})
+
+
 def test_an_unknown_rdma_mode_names_the_key() -> None:
     with pytest.raises(ConfigError, match=r"gpuOperator.rdma"):
         stack_file("dev", gpuOperator={"rdma": "gpudirect"})
@@ -61,9 +108,9 @@ def test_eks_uses_the_driver_and_toolkit_of_the_accelerated_ami() -> None:
 
 def test_host_mofed_and_prometheus() -> None:
     assert gpu_operator.release(everything_existing()).values["driver"]["rdma"] == {
-        "enabled": False,
+        "enabled": True,
         "useHostMofed": True,
-    }, "DMA-BUF unless peermem is asked for, MOFED or not"
+    }, "nvidia-peermem, built against the hosts' MOFED"
     assert gpu_operator.release(everything_aws()).values["dcgmExporter"]["serviceMonitor"]["enabled"] is True
     assert gpu_operator.release(stack_file("dev")).values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
@@ -84,3 +131,71 @@ def test_gke_leaves_it_off_unless_the_pools_drop_managed_drivers() -> None:
     values = gpu_operator.release(stack_file("gke", gpuOperator={"enabled": True}, nodePools=pools, jobs=[])).values
     assert values["hostPaths"]["driverInstallDir"] == values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
     assert values["driver"]["enabled"] is False and values["cdi"] == {"enabled": True}
+
+
+# -- no gpuOperator setting is silently ignored --------------------------------------------------------------
+
+SETTINGS: dict[str, tuple[Any, ...]] = {
+    "enabled": (None, True, False),
+    "driver": (None, True, False),
+    "rdma": (None, True, False, "dmabuf", "peermem"),
+    "useHostMofed": (False, True),
+}
+UNSET: dict[str, Any] = {"enabled": None, "driver": None, "rdma": None, "useHostMofed": False}
+
+
+def operator_effect(stack: Stack) -> tuple[Any, ...]:
+    """What the nodes get, as the GPU Operator v26.7.0 reads its values: driver.rdma and kernelModuleType act on
+    its driver DaemonSet only, useHostMofed only with driver.rdma.enabled (api/nvidia/v1/clusterpolicy_types.go
+    IsHostMOFED, controllers/object_controls.go); and whether the Network Operator brings a MOFED container."""
+    addons = plan(stack)
+    policy = next((o for o in addons.objects if o["kind"] == "NicClusterPolicy"), None)
+    ofed = policy is not None and "ofedDriver" in policy["spec"]
+    release = next((r for r in addons.releases if r.name == gpu_operator.NAME), None)
+    if release is None:
+        return ("no GPU Operator", ofed)
+    driver = release.values["driver"]
+    if not driver["enabled"]:
+        return ("the node image's driver", ofed)
+    rdma = driver["rdma"]
+    peermem = ("nvidia-peermem", "host MOFED" if rdma["useHostMofed"] else "MOFED container") if rdma["enabled"] else ()
+    return ("containerized driver", driver.get("kernelModuleType"), peermem, ofed)
+
+
+@cache
+def outcome(stack: str, settings: tuple[tuple[str, Any], ...]) -> tuple[Any, ...] | None:
+    """The effect of these gpuOperator settings on a stack, or None when they are a config error."""
+    stated = {k: v for k, v in settings if v != UNSET[k]}
+    try:
+        return operator_effect(stack_file(stack, gpuOperator=stated, jobs=[]))
+    except ConfigError as exc:
+        assert all(i.path.startswith(("gpuOperator.", "nodePools[")) for i in exc.issues), exc.issues
+        return None
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gke"])
+def test_every_gpu_operator_setting_that_is_accepted_changes_what_the_nodes_get(stack: str) -> None:
+    # A key is ignored when every value one may write for it (None is leaving it out) is accepted alike and
+    # gives the nodes the same; then writing it must be an error. A key with one accepted value is not ignored.
+    for values in itertools.product(*SETTINGS.values()):
+        settings = tuple(zip(SETTINGS, values, strict=True))
+        if outcome(stack, settings) is None:
+            continue
+        for index, (key, value) in enumerate(settings):
+            if value == UNSET[key]:
+                continue
+            effects = {
+                found
+                for written in SETTINGS[key]
+                if written is not None
+                and (found := outcome(stack, (*settings[:index], (key, written), *settings[index + 1 :]))) is not None
+            }
+            accepted = [
+                w
+                for w in SETTINGS[key]
+                if w is not None and outcome(stack, (*settings[:index], (key, w), *settings[index + 1 :])) is not None
+            ]
+            assert len(accepted) < 2 or len(effects) > 1, (
+                f"{stack}: gpuOperator.{key} is accepted as any of {accepted} with {dict(settings)}, "
+                "and changes nothing"
+            )

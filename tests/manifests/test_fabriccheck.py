@@ -40,6 +40,7 @@ def test_an_efa_pool_is_tested_with_all_its_efa_devices_huge_pages_and_toleratio
     assert variables["FI_PROVIDER"] == "efa"
     assert variables["FLOOR_GBS"] == "123"
     assert variables["NETWORKS"] == "Libfabric,AWS Libfabric,OFI"
+    assert variables["MIN_NCCL"] == "", "EFA sets no RoCE GID: any NCCL"
     assert variables["NCCL_DEBUG"] == "INFO", "the network NCCL picks shows at INFO"
     pod = job["spec"]["template"]["spec"]
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in pod["tolerations"]
@@ -107,6 +108,9 @@ def test_a_roce_pool_is_tested_on_its_rails_with_nccls_own_ib_transport() -> Non
     assert variables["NCCL_NET_PLUGIN"] == "none", "the image's SHARP plugin stays out"
     assert variables["NCCL_IB_DISABLE"] == "0"
     assert "NCCL_IB_HCA" in variables["FORWARD"].split()
+    # No NCCL_IB_GID_INDEX, so the verdict fails a log whose NCCL is older than 2.21 (or states none).
+    assert "NCCL_IB_GID_INDEX" not in variables and variables["MIN_NCCL"] == "2.21"
+    assert env(fabriccheck.job(checked("infiniband")))["MIN_NCCL"] == "", "InfiniBand needs no GID choice"
 
 
 def test_a_gke_tcpxo_pool_gets_the_rxdm_sidecar_and_its_interfaces() -> None:

@@ -187,7 +187,7 @@ CLOUD_CASES: dict[str, Subject] = {
             "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
             "existing": True,
             "fabric": "roce",
-            "rdma_advice": ["pool 'h100' (roce) attaches 1 rail for 8 GPUs per node, so 7 GPUs share another's NIC"],
+            "rdma_advice": ["pool 'h100' (roce) uses 1 of its nodes' 8 rails: workers attach 1 of the node's 8 rails"],
         },
     ),
     "gpu-pool-taints": Subject(

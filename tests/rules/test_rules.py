@@ -169,7 +169,7 @@ def test_an_rdma_pool_with_one_rail_for_eight_gpus_gets_advice() -> None:
 
     findings = [f for f in rules.run(from_pools([pool("roce")]), Settings()) if f.rule == "rdma-rails"]
     assert {f.enforcement for f in findings} == {"advisory"}
-    assert any("attaches 1 rail for 8 GPUs per node" in f.message for f in findings)
+    assert any("uses 1 of its nodes' 8 rails: workers attach 1 of the node's 8 rails" in f.message for f in findings)
     eight = pool("roce", networks=[], rails=EIGHT_RAILS)
     assert [f for f in rules.run(from_pools([eight]), Settings()) if f.rule == "rdma-rails"] == []
 

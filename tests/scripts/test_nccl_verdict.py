@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components.fabric import ROCE_AUTO_GID_NCCL
 from components.fabriccheck import NETWORKS
 from components.manifests.fabriccheck import script
 
@@ -102,6 +103,68 @@ def test_roce_over_ib_passes(tmp_path: Path) -> None:
     verdict = judge(tmp_path, LOGS / "roce-all-reduce.log", NETWORKS=",".join(NETWORKS["roce"]), FLOOR_GBS="200")
     assert verdict.status == 0, verdict.line
     assert verdict.line.startswith("PASS pool p5: 376.20 GB/s")
+
+
+ROCE = {"NETWORKS": ",".join(NETWORKS["roce"]), "FLOOR_GBS": "200", "MIN_NCCL": ROCE_AUTO_GID_NCCL}
+"""A RoCE gate as rendered: NCCL_IB_GID_INDEX unset, so the image's NCCL must choose the GID itself."""
+
+
+def test_roce_at_nccl_2_21_or_later_passes_and_names_the_version(tmp_path: Path) -> None:
+    verdict = judge(tmp_path, LOGS / "roce-all-reduce.log", **ROCE)
+    assert verdict.status == 0, verdict.line
+    assert verdict.line.endswith("network IB, NCCL 2.28.3; logs: kubectl logs -n training job/fabric-check-p5")
+    assert "NCCL version: 2.28.3" in verdict.out
+    exactly = (LOGS / "roce-all-reduce.log").read_text().replace("2.28.3+cuda12.9", "2.21.5+cuda12.4")
+    assert judge(tmp_path, exactly, **ROCE).status == 0
+
+
+def test_roce_below_nccl_2_21_fails_even_at_full_speed(tmp_path: Path) -> None:
+    # NCCL 2.20 prints its version bare (no "NCCL INFO"), and its GID index defaults to 0: RoCE v1.
+    verdict = judge(tmp_path, LOGS / "roce-nccl-2.20.log", **ROCE)
+    assert verdict.status == 1
+    assert verdict.line.startswith("FAIL pool p5: NCCL 2.20.5 is older than 2.21, which this fabric needs")
+    assert "use an image with NCCL 2.21 or later" in verdict.line and "376.20 GB/s" in verdict.line
+    assert verdict.termination == verdict.line
+    # The version is the cause even when the run also failed.
+    failed = judge(tmp_path, LOGS / "roce-nccl-2.20.log", **ROCE, MPIRUN_STATUS="1")
+    assert "NCCL 2.20.5 is older than 2.21" in failed.line
+    # Without the requirement (InfiniBand, or a job that sets NCCL_IB_GID_INDEX), the same run passes.
+    assert judge(tmp_path, LOGS / "roce-nccl-2.20.log", **{**ROCE, "MIN_NCCL": ""}).status == 0
+
+
+def test_the_lowest_version_of_any_rank_counts(tmp_path: Path) -> None:
+    text = (LOGS / "roce-all-reduce.log").read_text()
+    mixed = text.replace("gpu-08:9008:9048 [0] NCCL INFO NCCL version 2.28.3+cuda12.9", "NCCL version 2.19.3+cuda12.2")
+    assert mixed != text
+    assert "NCCL 2.19.3 is older than 2.21" in judge(tmp_path, mixed, **ROCE).line
+
+
+def test_without_a_version_line_the_nccl_tests_header_names_the_library(tmp_path: Path) -> None:
+    text = (LOGS / "roce-all-reduce.log").read_text()
+    bare = "\n".join(line for line in text.splitlines() if "NCCL version" not in line)
+    assert judge(tmp_path, bare, **ROCE).status == 0, "nccl-library=22707 is 2.27.7"
+    old = bare.replace("nccl-library=22707", "nccl-library=22005")
+    assert "NCCL 2.20.5 is older than 2.21" in judge(tmp_path, old, **ROCE).line
+    ancient = bare.replace("nccl-library=22707", "nccl-library=2708")
+    assert "NCCL 2.7.8 is older than 2.21" in judge(tmp_path, ancient, **ROCE).line
+
+
+def test_a_roce_log_that_states_no_nccl_version_does_not_prove_it(tmp_path: Path) -> None:
+    text = (LOGS / "roce-all-reduce.log").read_text()
+    silent = "\n".join(line for line in text.splitlines() if "version" not in line)
+    verdict = judge(tmp_path, silent, **ROCE)
+    assert verdict.status == 1
+    assert "the log states no NCCL version (NCCL_DEBUG=INFO prints it): NCCL 2.21 or later" in verdict.line
+    assert judge(tmp_path, silent, **{**ROCE, "MIN_NCCL": ""}).status == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(major=st.integers(2, 3), minor=st.integers(0, 40), patch=st.integers(0, 12))
+def test_the_version_verdict_compares_numbers_not_text(tmp_path_factory, major: int, minor: int, patch: int) -> None:
+    version = f"{major}.{minor}.{patch}"
+    text = (LOGS / "roce-all-reduce.log").read_text().replace("2.28.3+cuda12.9", f"{version}+cuda12.9")
+    verdict = judge(tmp_path_factory.mktemp("version"), text, **ROCE)
+    assert verdict.status == (0 if (major, minor) >= (2, 21) else 1), verdict.line
 
 
 def test_wrong_values_fail_even_at_full_speed(tmp_path: Path) -> None:

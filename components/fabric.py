@@ -14,10 +14,6 @@ from components.pool import Pool
 MULTUS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 PRIMARY_INTERFACE = "eth0"
-# The EFA libfabric provider registers its buffers in 2 MiB huge pages; AWS's EKS EFA examples
-# reserve 5 GiB of them per pod.
-EFA_HUGEPAGES_RESOURCE = "hugepages-2Mi"
-EFA_HUGEPAGES_MIB = 5120
 GKE_INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
 GKE_DEFAULT_INTERFACE_ANNOTATION = "networking.gke.io/default-interface"
 GKE_DEVICES_ANNOTATION = "devices.gke.io/container.{container}"
@@ -76,11 +72,21 @@ def _efa(pool: Pool) -> FabricProfile:
     if pool.efa_gpudirect:
         env["FI_EFA_USE_DEVICE_RDMA"] = "1"
     env["FI_EFA_FORK_SAFE"] = "1"
+    # No huge pages: no node of ours advertises them (components/allocatable.py), so a pod requesting them
+    # never schedules. libfabric then keeps its bounce buffers in regular pages, a minor cost for small
+    # messages only (aws-samples/awsome-distributed-training 1.architectures/efa-cheatsheet.md); saying so
+    # stops it from trying huge pages the pod has no share of, and spares forked data-loader workers the
+    # "Cannot allocate memory" that huge pages cause (same source).
+    env["FI_EFA_USE_HUGE_PAGE"] = "0"
+    # The buffer and chunk sizes ADT's nccl-tests run with on EFA (awsome-distributed-training @7217859
+    # micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml); a job's `nccl` or `env` overrides them.
+    env["NCCL_BUFFSIZE"] = "8388608"
+    env["NCCL_P2P_NET_CHUNKSIZE"] = "524288"
     env["NCCL_SOCKET_IFNAME"] = PRIMARY_INTERFACE
     return FabricProfile(
         fabric="efa",
         env=env,
-        resources={EFA_RESOURCE: pool.efa_interfaces, EFA_HUGEPAGES_RESOURCE: f"{EFA_HUGEPAGES_MIB}Mi"},
+        resources={EFA_RESOURCE: str(pool.efa_interfaces)},
         capabilities=("IPC_LOCK",),
         whole_node=True,
     )

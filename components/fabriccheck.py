@@ -85,6 +85,10 @@ IMAGES: dict[Fabric, NcclTestsImage] = {
         # As ADT's nccl-tests MPIJob: no UCX on EFA, MPI over TCP (the image's OMPI_MCA_btl_tcp_if_exclude
         # stands; Open MPI refuses an include list beside it).
         mpi_args=("--mca", "pml", "^ucx", "--mca", "btl", "tcp,self", "--mca", "oob_tcp_if_include", "eth0"),
+        # aws-ofi-nccl's tuner, where ADT's nccl-tests MPIJob (@7217859 micro-benchmarks/nccl-tests/kubernetes/
+        # nccl-tests.yaml) loads it from this image; it picks algorithm and protocol per message size on EFA.
+        # x86_64 only: NCCL warns and runs untuned if the file is absent (an arm64 node).
+        env=(("NCCL_TUNER_PLUGIN", "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so"),),
     ),
     "infiniband": _HPCX,
     "roce": _HPCX,

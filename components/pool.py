@@ -157,17 +157,17 @@ class Pool(Spec):
     mpi_image: str | None = None
     """The node image of the pool's DeepSpeed and MPI runtimes (trainer.mpiImage), when trainer is on."""
 
-    def worker_requests(self, gpus: int, hugepages: Decimal = Decimal(0)) -> dict[str, str]:
+    def worker_requests(self, gpus: int) -> dict[str, str]:
         """The cpu and memory a worker with `gpus` GPUs gets by default: the machine's vCPUs and memory
         less the system reserve, shared by GPUs (so any mix of workers that fits the GPUs fits the
-        node), less the huge pages it requests. Empty when the catalog does not know the machine."""
+        node). Empty when the catalog does not know the machine."""
         if self.vcpus is None or self.memory_gib is None:
             return {}
         share = Decimal(gpus) / Decimal(self.gpus_per_node)
         reserve_cpu = max(Decimal(SYSTEM_RESERVE_CPU_MIN), math.ceil(self.vcpus * SYSTEM_RESERVE_CPU))
         reserve_gib = max(Decimal(SYSTEM_RESERVE_MEMORY_MIN_GIB), self.memory_gib * SYSTEM_RESERVE_MEMORY)
         cpu = (self.vcpus - reserve_cpu) * share
-        memory = (self.memory_gib - reserve_gib) * share * 2**30 - hugepages
+        memory = (self.memory_gib - reserve_gib) * share * 2**30
         return {"cpu": _cores(cpu), "memory": _mebibytes(memory)}
 
     def machine(self) -> catalog.MachineType | None:

@@ -86,7 +86,7 @@ def test_the_minimal_aws_stack_gets_a_vpc_in_the_regions_eks_zones_and_a_pool_si
     assert requirements["topology.kubernetes.io/zone"] == ["us-east-1a"]
     (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
     container = job.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
-    assert container["resources"]["requests"]["memory"] == "1838Gi" and container["resources"]["limits"]["cpu"] == "182"
+    assert container["resources"]["requests"]["memory"] == "1843Gi" and container["resources"]["limits"]["cpu"] == "182"
 
 
 def test_the_minimal_gke_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:

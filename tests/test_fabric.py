@@ -65,8 +65,13 @@ def test_efa_requests_every_efa_device_of_a_p5() -> None:
     assert efa.resources["vpc.amazonaws.com/efa"] == "32"
 
 
-def test_efa_requests_huge_pages() -> None:
-    assert profile(pool("efa"), "training").resources["hugepages-2Mi"] == "5120Mi"
+def test_efa_requests_no_huge_pages_and_tells_libfabric() -> None:
+    # Karpenter's instance types and our node groups advertise no huge pages: a request would never schedule.
+    efa = profile(pool("efa"), "training")
+    assert not [r for r in efa.resources if r.startswith("hugepages-")]
+    assert efa.env["FI_EFA_USE_HUGE_PAGE"] == "0"
+    assert (efa.env["NCCL_BUFFSIZE"], efa.env["NCCL_P2P_NET_CHUNKSIZE"]) == ("8388608", "524288")
+    assert "NCCL_TUNER_PLUGIN" not in efa.env, "a user's image may not carry aws-ofi-nccl's tuner"
 
 
 def test_efa_environment() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 from unittest.mock import ANY
 
@@ -276,7 +275,6 @@ MACHINES = [catalog.lookup(p, n) for p in ("aws", "gcp") for n in catalog.names(
 @given(machine=st.sampled_from(MACHINES), data=st.data())
 def test_workers_filling_a_node_fit_it_with_the_system_reserve_left(machine: catalog.MachineType, data) -> None:
     gpus = data.draw(st.integers(min_value=1, max_value=machine.gpus), label="gpus per worker")
-    hugepages = data.draw(st.sampled_from([0, 5120 * 2**20]), label="huge pages")
     pool = Pool(
         name="p",
         provider=machine.provider,
@@ -285,13 +283,13 @@ def test_workers_filling_a_node_fit_it_with_the_system_reserve_left(machine: cat
         vcpus=machine.vcpus,
         memory_gib=machine.memory_gib,
     )
-    requests = pool.worker_requests(gpus, Decimal(hugepages))
+    requests = pool.worker_requests(gpus)
     workers = machine.gpus // gpus
     cpu, memory = quantity.parse(requests["cpu"]), quantity.parse(requests["memory"])
     assert cpu > 0 and memory > 0
     assert workers * cpu <= machine.vcpus - max(SYSTEM_RESERVE_CPU_MIN, machine.vcpus * SYSTEM_RESERVE_CPU)
     reserve = max(SYSTEM_RESERVE_MEMORY_MIN_GIB, machine.memory_gib * SYSTEM_RESERVE_MEMORY) * 2**30
-    assert workers * (memory + hugepages) <= machine.memory_gib * 2**30 - reserve
+    assert workers * memory <= machine.memory_gib * 2**30 - reserve
 
 
 def test_a_machine_the_catalog_does_not_know_gives_no_default_requests() -> None:

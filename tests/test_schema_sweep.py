@@ -384,7 +384,8 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
         annotations = template["metadata"].get("annotations", {})
         if fabric == "efa":
             assert lim[EFA] == str(P5_EFA_DEVICES)
-            assert any(k.startswith("hugepages-") for k in lim)
+            assert not any(k.startswith("hugepages-") for k in lim)
+            assert e["FI_EFA_USE_HUGE_PAGE"] == "0"
             assert (e["FI_PROVIDER"], e["FI_EFA_USE_DEVICE_RDMA"], e["FI_EFA_FORK_SAFE"]) == ("efa", "1", "1")
         elif fabric == "tcp":
             assert (e["NCCL_IB_DISABLE"], e["NCCL_SOCKET_IFNAME"]) == ("1", "eth0")

@@ -13,7 +13,7 @@ import base64
 from datetime import datetime, timedelta
 from typing import Any
 
-from components.fabric import profile
+from components.allocatable import allocatable
 from components.models import NodePoolSpec
 from components.pool import Pool
 
@@ -118,10 +118,13 @@ AUTOSCALER_TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
 def node_template_tags(pool: Pool) -> dict[str, str]:
     """The ASG tags that let the Cluster Autoscaler scale the pool up from zero: the GPUs and the
     fabric's devices a node offers (which it cannot learn from an empty group), its labels and taints."""
-    fabric = profile(pool, "default")
-    tags = {f"{AUTOSCALER_TEMPLATE}/resources/nvidia.com/gpu": str(pool.gpus_per_node)}
-    for resource, amount in fabric.resources.items():
-        tags[f"{AUTOSCALER_TEMPLATE}/resources/{resource}"] = str(amount)
+    # What a node really advertises, and no more: a resource claimed here but absent on the node makes the
+    # autoscaler add nodes that never take the pod. cpu and memory it reads from the instance type.
+    tags = {
+        f"{AUTOSCALER_TEMPLATE}/resources/{resource}": amount
+        for resource, amount in allocatable(pool).items()
+        if amount is not None and resource not in ("cpu", "memory")
+    }
     for key, value in pool.labels.items():
         tags[f"{AUTOSCALER_TEMPLATE}/label/{key}"] = value
     for taint in pool.taints:

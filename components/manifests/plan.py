@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Literal
 
 from components import quantity
+from components.allocatable import unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import FabricProfile, profile
 from components.models.job import TrainingJobSpec
@@ -206,7 +207,7 @@ def worker_requests(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) ->
 
 def _machine_share(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) -> dict[str, str]:
     """The cpu and memory a worker of the job gets from a machine the catalog knows (else empty)."""
-    return pool.worker_requests(spec.gpus_per_node or pool.gpus_per_node, _hugepages(fabric))
+    return pool.worker_requests(spec.gpus_per_node or pool.gpus_per_node)
 
 
 def _stated_or(spec: TrainingJobSpec, share: dict[str, str]) -> dict[str, str]:
@@ -288,15 +289,12 @@ def job_issues(
     share = _machine_share(spec, pool, fabric)
     requests = _stated_or(spec, share)
     memory = requests.get("memory")
-    if any(r.startswith("hugepages-") for r in fabric.resources) and not requests:
-        issues.append(
-            Issue(
-                f"{p}resources.memory",
-                f"an {pool.fabric} worker requests huge pages, and Kubernetes then requires a memory or cpu "
-                f"request: set resources.memory ({pool.machine_type or 'this machine'} is not in the catalog, "
-                "so it cannot be derived)",
-            )
-        )
+    # GPUs beyond the node are gpusPerNode's error above; here, what the fabric makes the worker request.
+    worker = dict(fabric.resources)
+    issues += [
+        Issue(f"{p}nodePool", f"a worker {problem}: it would never be scheduled")
+        for problem in unadvertised(worker, pool)
+    ]
     issues += _beyond_the_machine(spec, pool, share, p)
     shm = spec.shm_size or default_shm(gpus, memory, pool.memory_gib)
     if (spec.elastic or spec.world_nodes > 1) and quantity.parse(shm) < quantity.parse(MIN_MULTI_NODE_SHM):
@@ -363,11 +361,6 @@ def _longest_trainjob_name(runtime: str, nodes: int) -> int:
     for `<name>-<replicated job>-<job index>-<pod index>-<5 random>`)."""
     pods = {"node": nodes} if runtime == "torch" else {"node": max(nodes - 1, 1), "launcher": 1}
     return min(63 - len(job) - len(str(count - 1)) - 10 for job, count in pods.items())
-
-
-def _hugepages(fabric: FabricProfile) -> Decimal:
-    """The huge pages a worker of this fabric requests, in bytes."""
-    return sum((quantity.parse(v) for r, v in fabric.resources.items() if r.startswith("hugepages-")), Decimal(0))
 
 
 def _beyond_the_machine(spec: TrainingJobSpec, pool: Pool, default: dict[str, str], p: str) -> list[Issue]:

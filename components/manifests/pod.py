@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from components import quantity
+from components.allocatable import GPU_RESOURCE
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
 from components.models.nodepool import Taint
 from components.pool import POOL_LABEL
 from components.topology import KUEUE_GROUP
 
-GPU_RESOURCE = "nvidia.com/gpu"
 SHM_VOLUME = "dshm"
 DEEPSPEED_VOLUME = "deepspeed-config"
 SCRATCH_VOLUME = "scratch"

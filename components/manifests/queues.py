@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components import quantity
-from components.fabric import EFA_HUGEPAGES_MIB, EFA_HUGEPAGES_RESOURCE, EFA_RESOURCE
+from components.fabric import EFA_RESOURCE
 from components.manifests.meta import metadata
 from components.manifests.pod import GPU_RESOURCE
 from components.models.platform import QueueSpec
@@ -101,7 +101,6 @@ def pool_capacity(pool: Pool) -> dict[str, str]:
     }
     if pool.fabric == "efa":
         capacity[EFA_RESOURCE] = pool.efa_interfaces * nodes
-        capacity[EFA_HUGEPAGES_RESOURCE] = f"{EFA_HUGEPAGES_MIB * nodes}Mi"  # one EFA worker per node
     if pool.rdma_resource:
         capacity[pool.rdma_resource] = pool.gpus_per_node * nodes
     for net in pool.networks:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from components.fabric import EFA_HUGEPAGES_RESOURCE, EFA_RESOURCE, MULTUS_ANNOTATION
+from components.fabric import EFA_RESOURCE, MULTUS_ANNOTATION
 from components.fabriccheck import IMAGES, SSH_PORT
 from components.manifests import fabriccheck
 from components.manifests.gang import KUEUE_QUEUE_LABEL
@@ -27,17 +27,21 @@ def env(job: dict[str, Any]) -> dict[str, str]:
     return {e["name"]: e.get("value", "") for e in container(job)["env"]}
 
 
-def test_an_efa_pool_is_tested_with_all_its_efa_devices_huge_pages_and_tolerations() -> None:
+def test_an_efa_pool_is_tested_with_all_its_efa_devices_and_tolerations_and_no_huge_pages() -> None:
     check = checked("efa", minBusBandwidth=123)
     job = fabriccheck.job(check)
     body = container(job)
     limits = body["resources"]["limits"]
     assert limits[GPU_RESOURCE] == "8"
     assert limits[EFA_RESOURCE] == "32"
-    assert limits[EFA_HUGEPAGES_RESOURCE] == "5120Mi"
+    assert not [r for r in limits if r.startswith("hugepages-")], "no node of ours advertises huge pages"
     assert body["resources"]["requests"] == limits
     variables = env(job)
     assert variables["FI_PROVIDER"] == "efa"
+    assert variables["FI_EFA_USE_HUGE_PAGE"] == "0"
+    # ADT's tuning: the aws-ofi-nccl tuner (in this image), and its buffer and chunk sizes.
+    assert variables["NCCL_TUNER_PLUGIN"] == "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so"
+    assert (variables["NCCL_BUFFSIZE"], variables["NCCL_P2P_NET_CHUNKSIZE"]) == ("8388608", "524288")
     assert variables["FLOOR_GBS"] == "123"
     assert variables["NETWORKS"] == "Libfabric,AWS Libfabric,OFI"
     assert variables["MIN_NCCL"] == "", "EFA sets no RoCE GID: any NCCL"
@@ -132,3 +136,9 @@ def test_the_pod_template_carries_the_fingerprint_so_a_change_reruns_the_gate() 
 def test_every_object_validates(fabric: str, scheduler: str) -> None:
     check = checked(fabric, scheduler=scheduler, queue="research" if scheduler == "kueue" else None)  # type: ignore[arg-type]
     assert_valid(*fabriccheck.objects(check), fabriccheck.ssh_secret(check, "key", "key.pub"))
+
+
+def test_the_tuner_is_set_only_where_the_image_is_known_to_carry_it() -> None:
+    own = env(fabriccheck.job(checked("efa", minBusBandwidth=123, image="registry.example.com/my-nccl-tests:v1")))
+    assert "NCCL_TUNER_PLUGIN" not in own
+    assert own["NCCL_BUFFSIZE"] == "8388608", "the EFA defaults stay"

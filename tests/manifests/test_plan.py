@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from components import quantity
 from components.errors import ConfigError, Issue
+from components.fabric import FabricProfile
 from components.manifests.plan import default_shm, job_issues, plan
 from components.manifests.trainingjob import objects
 from tests.support.factories import EFA_RESOURCES, job, planned, pool
@@ -264,12 +265,12 @@ def test_efa_job_stating_the_nodes_gpus_is_fine() -> None:
 
 
 def test_a_worker_on_a_known_machine_gets_the_machine_less_the_system_reserve() -> None:
-    # p5.48xlarge: 192 vCPUs less 10 (5%), 2048 GiB less 204.8 (10%) and the 5 GiB of EFA huge pages.
+    # p5.48xlarge: 192 vCPUs less 10 (5%), 2048 GiB less 204.8 (10%).
     p = plan(job(), pool("efa"))
-    assert p.requests == {"cpu": "182", "memory": "1838Gi"}
+    assert p.requests == {"cpu": "182", "memory": "1843Gi"}
     resources = objects(p)[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"]
-    assert resources["requests"]["memory"] == resources["limits"]["memory"] == "1838Gi"
-    assert resources["requests"]["cpu"] == "182" and resources["requests"]["hugepages-2Mi"] == "5120Mi"
+    assert resources["requests"]["memory"] == resources["limits"]["memory"] == "1843Gi"
+    assert resources["requests"]["cpu"] == "182"
     assert p.shm_size == "64Gi", "8Gi per GPU fits in half the memory"
 
 
@@ -286,7 +287,7 @@ def test_a_stated_request_wins_and_the_other_is_derived() -> None:
 def test_a_request_larger_than_the_machine_is_refused_with_the_default() -> None:
     issue = issue_at(job_issues(job(resources={"memory": "4Ti"}), pool("efa"), "jobs[0]"), "jobs[0].resources.memory")
     assert "more than a p5.48xlarge node has (2048 GiB)" in issue.message
-    assert "ask for at most 1838Gi" in issue.message
+    assert "ask for at most 1843Gi" in issue.message
     issue = issue_at(job_issues(job(resources={"cpu": "500"}), pool("efa"), "jobs[0]"), "jobs[0].resources.cpu")
     assert "(192 vCPUs)" in issue.message and "at most 182" in issue.message
 
@@ -295,10 +296,19 @@ def test_an_unknown_machine_gets_no_requests() -> None:
     assert plan(job(), pool("tcp")).requests == {}
 
 
-def test_efa_on_a_pool_without_machine_facts_is_told_huge_pages_need_memory() -> None:
-    bare = pool("efa").model_copy(update={"vcpus": None, "memory_gib": None})  # e.g. older exported pool data
-    issue = issue_at(job_issues(job(), bare, "jobs[0]"), "jobs[0].resources.memory")
-    assert "requests huge pages" in issue.message and "set resources.memory" in issue.message
+def test_a_worker_requesting_what_no_node_of_its_pool_advertises_is_refused() -> None:
+    # As EFA workers once requested huge pages that Karpenter's nodes never have: Pending forever.
+    wanting = FabricProfile(fabric="efa", resources={"vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "5120Mi"})
+    issue = issue_at(job_issues(job(), pool("efa"), "jobs[0]", fabric=wanting), "jobs[0].nodePool")
+    assert "hugepages-2Mi" in issue.message and "advertises" in issue.message
+    too_many = FabricProfile(fabric="efa", resources={"vpc.amazonaws.com/efa": "64"})
+    issue = issue_at(job_issues(job(), pool("efa"), "jobs[0]", fabric=too_many), "jobs[0].nodePool")
+    assert "more than a node of pool" in issue.message
+
+
+def test_every_fabric_requests_only_what_its_pool_advertises() -> None:
+    for fabric in ("efa", "roce", "infiniband", "tcp"):
+        assert not [i for i in job_issues(job(), pool(fabric), "jobs[0]") if i.path == "jobs[0].nodePool"], fabric
 
 
 def test_networks_of_another_namespace() -> None:

@@ -61,12 +61,10 @@ def test_no_cpu_or_memory_on_an_unknown_machine_unless_asked() -> None:
     assert "memory" not in limits
 
 
-def test_efa_huge_pages_come_with_a_memory_or_cpu_request() -> None:
-    # Kubernetes rejects a container that requests hugepages-* without cpu or memory
-    # ("HugePages require cpu or memory"; kubernetes.io docs, Manage HugePages).
+def test_an_efa_worker_requests_its_devices_and_no_huge_pages() -> None:
     resources = body(worker(planned("efa")))["resources"]
-    assert "hugepages-2Mi" in resources["requests"]
-    assert {"cpu", "memory"} & set(resources["requests"])
+    assert resources["requests"]["vpc.amazonaws.com/efa"] == "32"
+    assert not [r for r in resources["requests"] if r.startswith("hugepages-")]
 
 
 def test_tolerations_match_the_pool_taints() -> None:

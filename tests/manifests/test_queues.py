@@ -107,9 +107,9 @@ def test_cluster_queue_covers_cpu_memory_and_gpus() -> None:
     assert "namespace" not in obj["metadata"]
 
 
-def test_cluster_queue_covers_efa_devices_and_huge_pages() -> None:
+def test_cluster_queue_covers_efa_devices() -> None:
     covered = cluster_queue(queue(), [pool("efa")])["spec"]["resourceGroups"][0]["coveredResources"]
-    assert {"cpu", "memory", "nvidia.com/gpu", "vpc.amazonaws.com/efa", "hugepages-2Mi"} <= set(covered)
+    assert {"cpu", "memory", "nvidia.com/gpu", "vpc.amazonaws.com/efa"} <= set(covered)
 
 
 def test_cluster_queue_covers_the_rdma_device() -> None:

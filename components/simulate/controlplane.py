@@ -141,6 +141,9 @@ def start(folder: Path, binaries: dict[str, Path], progress: Callable[[str], Non
                 f"--service-account-signing-key-file={sa_key}",
                 "--allow-privileged=true",
                 "--endpoint-reconciler-type=none",
+                # A new node is tainted not-ready until the node lifecycle controller sees it Ready; kwok's
+                # nodes are Ready at once and that controller is off (it would only fight kwok).
+                "--disable-admission-plugins=TaintNodesByCondition",
             ],
         )
         _wait_ready(plane)

@@ -138,3 +138,12 @@ def _run(command: list[str], cwd: Path) -> str:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
         raise BuildError(f"`{' '.join(command[1:])}` in {cwd} failed:\n{tail}")
     return done.stdout
+
+
+def pinned(engine: Engine, module: str) -> str:
+    """The version of `module` that `engine`'s go.mod requires."""
+    for line in (engine.module_dir / "go.mod").read_text().splitlines():
+        words = line.split()
+        if module in words[:-1] and (version := words[words.index(module) + 1]).startswith("v"):
+            return version
+    raise BuildError(f"{engine.name}/go.mod requires no {module}")

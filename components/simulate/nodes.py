@@ -1,0 +1,72 @@
+"""Fake nodes shaped like a stack's pools, for kwok to run: what a real node of the pool advertises and carries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.allocatable import allocatable
+from components.pool import Pool
+
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+"""The annotation kwok is told to manage nodes by: only our fake nodes, never a real one."""
+UNFIXED_DEVICES = "64"
+"""What a fake node advertises of a device plugin resource whose amount the stack does not fix."""
+UNKNOWN_CPU, UNKNOWN_MEMORY = "64", "512Gi"
+"""cpu and memory of a fake node whose machine the catalog does not know."""
+PODS = "110"
+
+
+def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
+    # What the cloud and the GPU Operator would label the node with, then what the pool says it carries.
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+    }
+    if pool.machine_type:
+        labels["node.kubernetes.io/instance-type"] = pool.machine_type
+    if pool.zone:
+        labels["topology.kubernetes.io/zone"] = pool.zone
+    if pool.gpu_model:
+        labels["nvidia.com/gpu.product"] = pool.gpu_model.replace(" ", "-")
+    labels |= {**pool.labels, **pool.node_selector}
+    if pool.topology:
+        # Sub-blocks of 4 nodes in blocks of 8 (each coarser level twice the last): a job may fit in one
+        # domain or span two, as on a real fabric. A level of one node per domain is named after the node.
+        shared = [level for level in pool.topology.levels if not level.one_node]
+        for level in pool.topology.levels:
+            if level.node_label in labels:
+                continue
+            if level.one_node:
+                labels[level.node_label] = name
+            else:
+                size = 4 * 2 ** (len(shared) - 1 - shared.index(level))
+                labels[level.node_label] = f"{pool.name}-{level.name}-{index // size}"
+    return labels
+
+
+def pool_nodes(pool: Pool, count: int) -> list[dict[str, Any]]:
+    """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises."""
+    offered = allocatable(pool)
+    resources = {name: amount or UNFIXED_DEVICES for name, amount in offered.items()}
+    resources["cpu"] = offered.get("cpu") or UNKNOWN_CPU
+    resources["memory"] = offered.get("memory") or UNKNOWN_MEMORY
+    resources["pods"] = PODS
+    nodes = []
+    for index in range(count):
+        name = f"{pool.name}-{index}"
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "labels": _labels(pool, name, index),
+                    "annotations": {KWOK_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                },
+                "spec": {"taints": [t.model_dump(exclude_none=True) for t in pool.taints]},
+                "status": {"capacity": resources, "allocatable": resources},
+            }
+        )
+    return nodes

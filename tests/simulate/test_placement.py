@@ -1,0 +1,153 @@
+"""Every job's pods on the real scheduler, against kwok nodes shaped like its pool (components/simulate/nodes.py).
+
+The stacks' schedulers and operators (Volcano, Kueue, the Training Operator) are not part of this tier
+yet, so each job runs here as the Indexed Job launcher makes it, with no gang scheduler: the same pod
+template every launcher builds (components/manifests/pod.py), its GPUs, devices, node selector and
+tolerations, bound by the real kube-scheduler to nodes that advertise what the pool's nodes do. Each
+assertion reads the cluster's state: the pods' nodes and phases, and the scheduler's events.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.pool import POOL_LABEL
+from components.render import render
+from components.simulate import apply, controlplane, engines, kwok, nodes, volumes
+from components.simulate.client import Client
+from components.validation import Stack, resolve_file
+
+pytestmark = pytest.mark.simulate
+
+REPO = Path(__file__).resolve().parents[2]
+STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/minimal/Pulumi.*.yaml")])
+ONLY_OTHER_LAUNCHERS = ("scheduler", "topology", "elastic", "runtime", "deepspeed", "trainingRuntime")
+MOST_NODES = 8
+WAIT = 60.0
+
+
+@pytest.fixture(scope="session")
+def kwok_binary(binaries: dict[str, Path]) -> Path:
+    """kwok, built from its pinned module."""
+    return engines.build(engines.KWOK)["kwok"]
+
+
+def _as_indexed_jobs(stack_file: Path, tmp_path: Path) -> Stack:
+    """The stack with no gang scheduler and every job launched as an Indexed Job."""
+    doc = yaml.safe_load(stack_file.read_text())
+    config = doc["config"]
+    config["gpu-training:scheduler"] = {"type": "none"}
+    for job in config.get("gpu-training:jobs", []):
+        for key in ONLY_OTHER_LAUNCHERS:
+            job.pop(key, None)
+        job["launcher"] = "indexed"
+    variant = tmp_path / stack_file.name
+    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return resolve_file(variant)
+
+
+def _cluster(
+    start: Callable[[], controlplane.ControlPlane], kwok_binary: Path, definitions: list[dict[str, Any]], stack: Stack
+) -> Client:
+    plane = start()
+    kwok.start(plane, kwok_binary)
+    client = plane.client()
+    apply.install_crds(client, definitions)
+    for pool in stack.pools.values():
+        for node in nodes.pool_nodes(pool, min(pool.max_nodes, MOST_NODES)):
+            client.apply(node)
+    return client
+
+
+def _pods(client: Client, job: dict[str, Any]) -> list[dict[str, Any]]:
+    name, namespace = job["metadata"]["name"], job["metadata"]["namespace"]
+    return client.list("v1", "Pod", namespace, f"batch.kubernetes.io/job-name={name}")
+
+
+def _wait_running(client: Client, job: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        pods = _pods(client, job)
+        if len(pods) == count and all(p["status"].get("phase") == "Running" for p in pods):
+            return pods
+        time.sleep(0.5)
+    reasons = [e.get("message") for e in client.list("v1", "Event", job["metadata"]["namespace"])]
+    pytest.fail(f"{job['metadata']['name']}: not {count} pods Running in {WAIT:.0f} s; events: {reasons[-5:]}")
+
+
+def _wait_bound(client: Client) -> None:
+    """Until every claim is bound to its stand-in volume, so that pods wait on nothing but their node."""
+    deadline = time.monotonic() + WAIT
+    while any(c["status"].get("phase") != "Bound" for c in client.list("v1", "PersistentVolumeClaim")):
+        assert time.monotonic() < deadline, "claims not bound"
+        time.sleep(0.5)
+
+
+def _delete(client: Client, job: dict[str, Any]) -> None:
+    client.delete(job)
+    deadline = time.monotonic() + WAIT
+    while client.get(client.path_of(job)) is not None or _pods(client, job):
+        assert time.monotonic() < deadline, f"{job['metadata']['name']} was not deleted"
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("stack_file", STACKS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_job_runs_whole_on_its_own_pools_nodes(
+    stack_file, control_plane, kwok_binary, definitions, tmp_path
+) -> None:
+    stack = _as_indexed_jobs(stack_file, tmp_path)
+    client = _cluster(control_plane, kwok_binary, definitions, stack)
+    objects = render(stack).objects
+    jobs = [o for o in objects if o["kind"] == "Job"]
+    assert jobs, "the stack has jobs to place"
+    rest = apply.apply_all(client, [o for o in objects if o["kind"] != "Job"] + volumes.stand_ins(list(objects)))
+    assert not [o for o in rest if not o.accepted and not o.skipped]
+    _wait_bound(client)
+    for job in jobs:  # one at a time: without a gang scheduler, two jobs on one pool may each get half
+        [outcome] = apply.apply_all(client, [job])
+        assert outcome.accepted, outcome.message
+        pool = job["spec"]["template"]["metadata"]["labels"][POOL_LABEL]
+        pods = _wait_running(client, job, job["spec"]["parallelism"])
+        landed = {p["spec"]["nodeName"] for p in pods}
+        assert all(n.startswith(f"{pool}-") for n in landed), f"{job['metadata']['name']} left pool {pool}"
+        assert len(landed) == len(pods), "one worker per node"
+        _delete(client, job)
+
+
+def test_a_worker_asking_what_the_nodes_lack_stays_pending_with_the_schedulers_reason(
+    control_plane, kwok_binary, definitions, tmp_path
+) -> None:
+    """The field review's blocker, on the real scheduler: huge pages on Karpenter-shaped EFA nodes."""
+    stack = _as_indexed_jobs(REPO / "Pulumi.prod.yaml", tmp_path)
+    client = _cluster(control_plane, kwok_binary, definitions, stack)
+    objects = render(stack).objects
+    apply.apply_all(client, [o for o in objects if o["kind"] != "Job"] + volumes.stand_ins(list(objects)))
+    job = copy.deepcopy(next(o for o in objects if o["kind"] == "Job"))
+    for container in job["spec"]["template"]["spec"]["containers"]:
+        for side in ("requests", "limits"):
+            container["resources"][side]["hugepages-2Mi"] = "5120Mi"
+    _wait_bound(client)
+    [outcome] = apply.apply_all(client, [job])
+    assert outcome.accepted, outcome.message
+    deadline = time.monotonic() + WAIT
+    reasons: list[str] = []
+    while time.monotonic() < deadline:
+        reasons = [
+            c.get("message", "")
+            for pod in _pods(client, job)
+            for c in pod["status"].get("conditions", [])
+            if c["type"] == "PodScheduled" and c["status"] == "False"
+        ]
+        if reasons and all("Insufficient hugepages-2Mi" in r for r in reasons):
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail(f"the scheduler gave no such reason: {reasons}")
+    assert not [p for p in _pods(client, job) if p["spec"].get("nodeName")], "no worker was placed"

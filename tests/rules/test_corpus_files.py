@@ -48,6 +48,8 @@ def test_every_file_starts_with_its_reduction_header(name: str) -> None:
     entry = next(e for e in INDEX if e["file"] == name)
     assert entry["source"] == f"https://github.com/{repo}/blob/{commit}/{path}"
     assert (entry["commit"], entry["license"], entry["cluster"]) == (commit, licence, cluster(CORPUS / name))
+    comments = [line for line in text.splitlines()[2:] if re.match(r"\s*#", line)]
+    assert not comments, f"{name}: comments after the header (none of the upstream file's text is kept): {comments}"
 
 
 def test_every_file_is_indexed_and_has_a_verdict() -> None:

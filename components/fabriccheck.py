@@ -74,28 +74,15 @@ _HPCX = NcclTestsImage(
     # The image also carries the SHARP net plugin; NCCL's own IB transport is the one configured here.
     env=(("NCCL_NET_PLUGIN", "none"),),
 )
+SCRIPTS_DIR = "/etc/fabric-check/scripts"
+"""Where a gate pod finds its scripts (components/scripts: fabric-check.sh, nccl-verdict.sh, gib-env.sh)."""
 # The rdma gate runs NCCL as the pool's workers do, with the gIB environment and tuner profile they carry
-# (components/fabric.py), and holds that environment to the installer on the node: it fails when the
-# installer's script or the pool's tuner profile is missing there, and warns of every NCCL_* value the
+# (components/fabric.py), and gib-env.sh holds that environment to the installer on the node: it fails when
+# the installer's script or the pool's tuner profile is missing there, and warns of every NCCL_* value the
 # installer's set_nccl_env.sh (which upstream's tests source before mpirun: container-engine-accelerators
 # @992db81 gpudirect-rdma/nccl-test-a4.yaml, cluster-toolkit v1.95.0 examples/gke-a4/nccl-jobset-example.yaml)
 # sets otherwise. Sourcing it into the gate instead would measure settings the workers do not run.
-_GIB_SETUP = f"""/sbin/ldconfig
-gib_fail() {{ echo "FAIL ${{CHECK:-fabric check}}: $*" | tee "${{termination:-/dev/termination-log}}" >&2; exit 1; }}
-[ -r {GIB_NCCL_ENV} ] || gib_fail "no {GIB_NCCL_ENV}: is the gIB installer on the node?"
-[ -z "${{NCCL_TUNER_CONFIG_PATH:-}}" ] || [ -r "$NCCL_TUNER_CONFIG_PATH" ] || gib_fail "the pool's NCCL tuner \
-profile $NCCL_TUNER_CONFIG_PATH is not in the node's gIB installer, which has: \
-$(ls "$(dirname "$NCCL_TUNER_CONFIG_PATH")" 2>/dev/null | tr '\\n' ' ')"
-gib_workers=$(env | grep '^NCCL_' | sort)
-gib_installer=$("$(command -v bash || echo sh)" -c 'set +u; . "$1" >/dev/null 2>&1; env' gib {GIB_NCCL_ENV})
-gib_installer=$(printf '%s\\n' "$gib_installer" | grep '^NCCL_' | sort)
-printf '%s\\n' "$gib_installer" | grep -vxF -e "$gib_workers" | while IFS= read -r gib_line; do
-    [ -n "$gib_line" ] || continue
-    gib_ours=$(printf '%s\\n' "$gib_workers" | grep "^${{gib_line%%=*}}=" || echo "without ${{gib_line%%=*}}")
-    echo "WARNING ${{CHECK:-fabric check}}: the gIB installer's set_nccl_env.sh sets $gib_line; the pool's workers \
-run $gib_ours"
-done
-"""
+_GIB_SETUP = f"/sbin/ldconfig\nsh {SCRIPTS_DIR}/gib-env.sh {GIB_NCCL_ENV} || exit 1\n"
 
 IMAGES: dict[Fabric, NcclTestsImage] = {
     "efa": NcclTestsImage(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,9 +10,7 @@ from hypothesis import strategies as st
 
 from components import catalog, fabriccheck
 from components.errors import ConfigError
-from components.fabric import GIB_MOUNT
 from components.fabriccheck import IMAGES, NETWORKS
-from components.manifests import fabriccheck as manifests_fabriccheck
 from components.models import NetworkConfig, NodePoolSpec
 from components.models.nodepool import FabricCheckSpec
 from components.pool import resolve_pools
@@ -209,84 +204,3 @@ def test_a_bad_fabric_check_names_its_path_and_the_fix(check: dict[str, Any], pa
     found = {i.path: i.message for i in caught.value.issues}
     assert path in found, found
     assert message in found[path]
-
-
-# The rdma gate's setup, run as fabric-check.sh runs it (eval under sh -u) in the gate pod's own environment,
-# with the node's gIB installer (/usr/local/gib) laid out under tmp_path.
-
-
-def gate_environment() -> dict[str, str]:
-    """The container environment of the gate of an A4 pool, as the Job sets it."""
-    job = manifests_fabriccheck.job(checked("rdma"))
-    return {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if "value" in e}
-
-
-def run_rdma_setup(
-    tmp_path: Path, script: str | None, tuner_files: tuple[str, ...] = ("tuner_config_a4.txtpb",)
-) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
-    """The setup's outcome, and the NCCL environment the gate's mpirun is left with."""
-    gib = tmp_path / "gib"
-    (gib / "scripts").mkdir(parents=True)
-    (gib / "configs").mkdir()
-    for name in tuner_files:
-        (gib / "configs" / name).write_text("")
-    if script is not None:
-        (gib / "scripts" / "set_nccl_env.sh").write_text(script)
-    env = {k: v.replace(GIB_MOUNT, str(gib)) for k, v in gate_environment().items()}
-    env["SETUP"] = env["SETUP"].replace("/sbin/ldconfig", "true")
-    done = subprocess.run(
-        ["sh", "-uc", 'termination="$TERMINATION"; eval "$SETUP"; env'],
-        env={**env, "PATH": os.environ["PATH"], "TERMINATION": str(tmp_path / "termination-log")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    after = dict(line.split("=", 1) for line in done.stdout.splitlines() if line.startswith("NCCL_"))
-    return done, after
-
-
-def workers_script(tmp_path: Path) -> str:
-    """A set_nccl_env.sh that exports exactly what the pool's workers run."""
-    env = gate_environment()
-    return "".join(
-        f"export {k}={v.replace(GIB_MOUNT, str(tmp_path / 'gib'))}\n" for k, v in env.items() if k.startswith("NCCL_")
-    )
-
-
-def test_the_rdma_gate_runs_the_workers_environment_and_the_pools_tuner_profile(tmp_path: Path) -> None:
-    done, after = run_rdma_setup(tmp_path, workers_script(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert not [line for line in done.stdout.splitlines() if line.startswith("WARNING")], "nothing differs"
-    assert after["NCCL_TUNER_CONFIG_PATH"].endswith("/configs/tuner_config_a4.txtpb")
-    assert after["NCCL_NET"] == "gIB"
-
-
-def test_the_rdma_gate_names_what_the_installers_script_sets_otherwise_and_measures_the_workers_settings(
-    tmp_path: Path,
-) -> None:
-    # Bash syntax, as upstream sources it from bash, and a variable read unset under the gate's sh -u.
-    script = workers_script(tmp_path) + (
-        'if [[ -n "${UNSET:-x}" ]]; then export NCCL_IB_QPS_PER_CONNECTION=2; fi\nexport NCCL_NEW_KNOB=1\n'
-    )
-    done, after = run_rdma_setup(tmp_path, script)
-    assert done.returncode == 0, done.stderr
-    warnings = [line for line in done.stdout.splitlines() if line.startswith("WARNING")]
-    assert len(warnings) == 2, done.stdout
-    assert any(
-        "sets NCCL_IB_QPS_PER_CONNECTION=2; the pool's workers run NCCL_IB_QPS_PER_CONNECTION=4" in w for w in warnings
-    )
-    assert any("sets NCCL_NEW_KNOB=1; the pool's workers run without NCCL_NEW_KNOB" in w for w in warnings)
-    assert after["NCCL_IB_QPS_PER_CONNECTION"] == "4" and "NCCL_NEW_KNOB" not in after, "what the workers run"
-
-
-def test_an_rdma_gate_whose_node_lacks_the_pools_tuner_profile_fails_and_lists_what_is_there(tmp_path: Path) -> None:
-    done, _ = run_rdma_setup(tmp_path, workers_script(tmp_path), tuner_files=("tuner_config.txtpb",))
-    assert done.returncode == 1
-    verdict = (tmp_path / "termination-log").read_text()
-    assert verdict.startswith("FAIL pool ") and "tuner_config_a4.txtpb is not in the node's gIB installer" in verdict
-    assert "which has: tuner_config.txtpb" in verdict
-
-
-def test_an_rdma_gate_without_the_installers_script_fails_and_says_why(tmp_path: Path) -> None:
-    done, _ = run_rdma_setup(tmp_path, None)
-    assert done.returncode == 1 and "is the gIB installer on the node?" in (tmp_path / "termination-log").read_text()

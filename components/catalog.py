@@ -77,6 +77,9 @@ class MachineType:
     """GCP: gVNICs beside eth0 that GKE attaches to their own network (A3 Ultra and A4 have one)."""
     gib_tuner_config: str = ""
     """GCP RDMA: the file name of this machine's NCCL tuner profile in the gIB installer's configs directory."""
+    gke_least_versions: tuple[str, ...] = ()
+    """GCP GPUDirect: the least GKE version its fabric runs on in each minor that has one, oldest first; no
+    minor below the first one runs it, and minors above the last have no least patch."""
     busbw_floor_gbs: float = 0
     """The least NCCL bus bandwidth in GB/s a healthy pair of these machines reaches on their own fabric,
     at the largest message size, from a public figure (0 = none published)."""
@@ -459,12 +462,29 @@ _GCP_GPUDIRECT: dict[str, tuple[GpuDirect, int, int, int, int]] = {
     "a3-ultragpu-8g": ("rdma", 8, 400, 1, 3600),
     "a4-highgpu-8g": ("rdma", 8, 400, 1, 3600),
 }
-# The gIB installer's NCCL tuner profile per machine, a file of its configs directory:
-# cluster-toolkit v1.95.0 examples/machine-learning/a3-ultragpu-8g/nemo-framework/Dockerfile (tuner_config_a3u,
-# "to match what is in /usr/local/gib/scripts/set_nccl_env.sh"); for A4, GoogleCloudPlatform's GKE samples
-# ai-ml/nemo-rl-on-gke (nvidia-b200 -> tuner_config_a4). cluster-toolkit's a4high VM example names a generic
-# tuner_config.txtpb instead; set_nccl_env.sh, which the fabric gate sources, settles it per installer version.
+# The gIB installer's NCCL tuner profile per machine, a file of its configs directory: GKE's "Fine-tune and
+# scale reinforcement learning with verl on GKE" (updated 2026-04-13) sets tuner_config_a4.txtpb for B200 and
+# tuner_config_a3u.txtpb for H200; cluster-toolkit v1.95.0 examples/machine-learning/a3-ultragpu-8g/
+# nemo-framework/Dockerfile names the same A3 Ultra file "to match what is in set_nccl_env.sh". (The toolkit's
+# a4high VM example, which installs the nccl-gib Debian package rather than GKE's installer, names
+# tuner_config.txtpb.) The rdma fabric gate fails on a node whose installer lacks the pool's file.
 _GIB_TUNER_CONFIGS = {"a3-ultragpu-8g": "tuner_config_a3u.txtpb", "a4-highgpu-8g": "tuner_config_a4.txtpb"}
+# The least GKE version a GPUDirect machine runs its fabric on. A3 High (TCPX) and A3 Mega (TCPXO), per minor:
+# cluster-toolkit v1.95.0 modules/compute/gke-node-pool/gpu_direct.tf (major_minor_version_acceptable_map).
+# A3 Ultra and A4 (RDMA): GKE's "Fine-tune and scale reinforcement learning with verl on GKE" (updated
+# 2026-04-13): "1.31.4-gke.1183000 or later" for H200, "1.32.2-gke.1422000 or later" for B200.
+_GKE_LEAST_VERSIONS: dict[str, tuple[str, ...]] = {
+    "a3-highgpu-8g": ("1.27.16-gke.2874000", "1.28.15-gke.3163000", "1.29.15-gke.2467000"),
+    "a3-megagpu-8g": (
+        "1.28.15-gke.3163000",
+        "1.29.15-gke.2467000",
+        "1.30.14-gke.1922000",
+        "1.31.14-gke.1243000",
+        "1.32.11-gke.1174000",
+    ),
+    "a3-ultragpu-8g": ("1.31.4-gke.1183000",),
+    "a4-highgpu-8g": ("1.32.2-gke.1422000",),
+}
 _AWS = {n: replace(m, network_gbps=_AWS_NETWORK_GBPS.get(n, 0)) for n, m in _AWS.items()}
 _GCP = {
     n: replace(
@@ -475,6 +495,7 @@ _GCP = {
         extra_gvnics=d[3],
         network_gbps=d[4],
         gib_tuner_config=_GIB_TUNER_CONFIGS.get(n, ""),
+        gke_least_versions=_GKE_LEAST_VERSIONS[n],
     )
     if (d := _GCP_GPUDIRECT.get(n))
     else m

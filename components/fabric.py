@@ -204,7 +204,8 @@ _TCPXO_ENV = {
     "NCCL_NVLS_ENABLE": "1",
 }
 # gIB's own set_nccl_env.sh, spelled out so the pod shows (and the rules can check) what NCCL runs with
-# (the machine's tuner profile, NCCL_TUNER_CONFIG_PATH, comes from the catalog); the gate sources the script;
+# (the machine's tuner profile, NCCL_TUNER_CONFIG_PATH, comes from the catalog); the rdma gate warns of any
+# value the node's script sets otherwise (components/fabriccheck.py);
 # values as ai-on-gke/tutorials-and-examples dws-flex-training-pytorch/training/values.yaml lists them.
 # NCCL_NET=gIB makes NCCL fail at start-up when the plugin is missing instead of falling back to sockets.
 GIB_MOUNT = "/usr/local/gib"

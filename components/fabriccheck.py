@@ -74,6 +74,16 @@ _HPCX = NcclTestsImage(
     # The image also carries the SHARP net plugin; NCCL's own IB transport is the one configured here.
     env=(("NCCL_NET_PLUGIN", "none"),),
 )
+SCRIPTS_DIR = "/etc/fabric-check/scripts"
+"""Where a gate pod finds its scripts (components/scripts: fabric-check.sh, nccl-verdict.sh, gib-env.sh)."""
+# The rdma gate runs NCCL as the pool's workers do, with the gIB environment and tuner profile they carry
+# (components/fabric.py), and gib-env.sh holds that environment to the installer on the node: it fails when
+# the installer's script or the pool's tuner profile is missing there, and warns of every NCCL_* value the
+# installer's set_nccl_env.sh (which upstream's tests source before mpirun: container-engine-accelerators
+# @992db81 gpudirect-rdma/nccl-test-a4.yaml, cluster-toolkit v1.95.0 examples/gke-a4/nccl-jobset-example.yaml)
+# sets otherwise. Sourcing it into the gate instead would measure settings the workers do not run.
+_GIB_SETUP = f"/sbin/ldconfig\nsh {SCRIPTS_DIR}/gib-env.sh {GIB_NCCL_ENV} || exit 1\n"
+
 IMAGES: dict[Fabric, NcclTestsImage] = {
     "efa": NcclTestsImage(
         # aws-samples/awsome-distributed-training @7217859 micro-benchmarks/nccl-tests (buildspec.yaml tag
@@ -113,13 +123,7 @@ IMAGES: dict[Fabric, NcclTestsImage] = {
         image="us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic:v1.1.1",
         tests="/third_party/nccl-tests/build",
         mpi_args=_MPI_ON_ETH0,
-        # The installer's own NCCL environment (gpudirect-rdma/nccl-test-a4.yaml and cluster-toolkit's
-        # nccl-jobset-example.yaml source it before mpirun): the gate measures the tuned path of the
-        # installer version on the node, tuner profile included, and fails when the script is missing.
-        setup=(
-            f"/sbin/ldconfig\n[ -r {GIB_NCCL_ENV} ] || {{ echo 'no {GIB_NCCL_ENV}: is the gIB installer on "
-            f"the node?' >&2; exit 1; }}\nset +u\n. {GIB_NCCL_ENV}\nset -u\n"
-        ),
+        setup=_GIB_SETUP,
     ),
 }
 

@@ -331,7 +331,8 @@ def resolve_pools(
 
     `demand` is the most nodes a job asks of each pool, which a pool without maxNodes is sized to.
     `gpu_labels`: GPU Feature Discovery labels the nodes, so a lone pool on an existing cluster can be
-    found by GPU_PRESENT_LABEL. `kubernetes_version` is the cluster's minor, which GKE fabrics depend on.
+    found by GPU_PRESENT_LABEL. `kubernetes_version` is the cluster's version (a minor, or on GKE an exact
+    version), which GKE fabrics depend on.
     """
     lone = gpu_labels and provider == "existing" and len(pools) == 1
     # The shared device plugin has one selector for the whole cluster.
@@ -408,7 +409,7 @@ def _resolve(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
     issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
-    dranet, found = _accelerator_network_profile(spec, fabric, kubernetes_version, path)
+    dranet, found = _accelerator_network_profile(spec, fabric, machine, kubernetes_version, path)
     issues.extend(found)
 
     pod_networks = _pod_networks(spec, network, fabric, path, issues)
@@ -604,30 +605,12 @@ def _check_provider_options(
 
 
 MANAGED_RDMA_VERSION = "1.35"
-"""The first GKE minor whose every version has the accelerator network profile (it came in 1.34.1-gke.1829001)."""
+"""The first GKE minor whose every version has the accelerator network profile."""
+MANAGED_RDMA_LEAST = "1.34.1-gke.1829001"
+"""The first GKE version with the accelerator network profile (cluster-toolkit v1.95.0
+modules/compute/gke-node-pool/gpu_direct.tf, dranet_min_version)."""
 NATIVE_SIDECAR_VERSION = "1.29"
 """The first minor where sidecar containers are on by default: TCPX and TCPXO run their RxDM as one."""
-
-
-GPUDIRECT_MIN_GKE_PATCH: dict[str, dict[str, str]] = {
-    "tcpx": {"1.27": "1.27.16-gke.2874000", "1.28": "1.28.15-gke.3163000", "1.29": "1.29.15-gke.2467000"},
-    "tcpxo": {
-        "1.28": "1.28.15-gke.3163000",
-        "1.29": "1.29.15-gke.2467000",
-        "1.30": "1.30.14-gke.1922000",
-        "1.31": "1.31.14-gke.1243000",
-        "1.32": "1.32.11-gke.1174000",
-    },
-}
-"""The least GKE version of each minor a GPUDirect fabric runs on; minors not listed have no minimum.
-From cluster-toolkit v1.95.0 modules/compute/gke-node-pool/gpu_direct.tf (major_minor_version_acceptable_map
-of a3-highgpu-8g and a3-megagpu-8g). It lists none for RDMA (A3 Ultra, A4)."""
-
-
-def gke_min_version(fabric: str, kubernetes_version: str) -> str | None:
-    """The least GKE version GPUDirect `fabric` runs on at the minor of `kubernetes_version`, if any."""
-    minor = ".".join(kubernetes_version.split(".")[:2])
-    return GPUDIRECT_MIN_GKE_PATCH.get(fabric, {}).get(minor)
 
 
 def version_numbers(version: str) -> tuple[int, ...]:
@@ -635,13 +618,64 @@ def version_numbers(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"[0-9]+", version))
 
 
+def _minor(version: str) -> tuple[int, ...]:
+    return version_numbers(version)[:2]
+
+
+def gke_at_least(version: str, least: str) -> bool:
+    """Whether GKE `version` is `least` or later. A minor alone ("1.32") is what GKE makes of it, the newest
+    patch of that minor it offers, which is past every least patch of the minor (GKE API, Cluster
+    initialClusterVersion: "1.X" picks the highest valid patch+gke.N patch in the 1.X version)."""
+    if len(version_numbers(version)) == 2:
+        return _minor(version) >= _minor(least)
+    return version_numbers(version) >= version_numbers(least)
+
+
+def gke_least_version(machine: catalog.MachineType, version: str) -> str | None:
+    """The least GKE version `machine`'s GPUDirect runs on at the minor of `version`: its own minor's, or the
+    oldest one when that minor is older than every listed one; None when the minor has no least patch."""
+    least = machine.gke_least_versions
+    if not least:
+        return None
+    same = [v for v in least if _minor(v) == _minor(version)]
+    if same:
+        return same[0]
+    return least[0] if _minor(version) < _minor(least[0]) else None
+
+
 def _accelerator_network_profile(
-    spec: NodePoolSpec, fabric: str, kubernetes_version: str | None, path: str
+    spec: NodePoolSpec, fabric: str, machine: catalog.MachineType | None, kubernetes_version: str | None, path: str
 ) -> tuple[bool, list[Issue]]:
     """Whether GKE makes the pool's RDMA networks (DRA); and what stops the fabric on this cluster version."""
-    version = version_numbers(kubernetes_version) if kubernetes_version else None
+    issues = _gke_version_issues(spec, fabric, machine, kubernetes_version) if kubernetes_version else []
+    chosen = spec.accelerator_network_profile
+    if chosen is None:
+        managed = (
+            fabric == "rdma"
+            and kubernetes_version is not None
+            and gke_at_least(kubernetes_version, MANAGED_RDMA_VERSION)
+        )
+        return managed, issues
+    if chosen == "auto" and fabric != "rdma":
+        issues.append(
+            Issue(f"{path}.acceleratorNetworkProfile", f"applies to GKE rdma pools; this pool's fabric is {fabric}")
+        )
+    elif chosen == "auto" and kubernetes_version and not gke_at_least(kubernetes_version, MANAGED_RDMA_LEAST):
+        issues.append(
+            Issue(
+                f"{path}.acceleratorNetworkProfile",
+                f"auto needs GKE {MANAGED_RDMA_LEAST} or later: raise cluster.kubernetesVersion, or set none",
+            )
+        )
+    return chosen == "auto" and fabric == "rdma", issues
+
+
+def _gke_version_issues(
+    spec: NodePoolSpec, fabric: str, machine: catalog.MachineType | None, version: str
+) -> list[Issue]:
+    """What stops the pool's GPUDirect fabric on GKE `version`: a native sidecar, or the machine's least patch."""
     issues: list[Issue] = []
-    if fabric in ("tcpx", "tcpxo") and version is not None and version < version_numbers(NATIVE_SIDECAR_VERSION):
+    if fabric in ("tcpx", "tcpxo") and not gke_at_least(version, NATIVE_SIDECAR_VERSION):
         issues.append(
             Issue(
                 "cluster.kubernetesVersion",
@@ -649,33 +683,19 @@ def _accelerator_network_profile(
                 f"use Kubernetes {NATIVE_SIDECAR_VERSION} or later",
             )
         )
-    # A minor alone is raised to the least patch by the cluster (components/gcp/upgrades.py); an exact
-    # version below it is the user's to change.
-    least = gke_min_version(fabric, kubernetes_version) if kubernetes_version else None
-    if least is not None and version is not None and len(version) > 2 and version < version_numbers(least):
+    if machine is None or fabric != machine.gpudirect:
+        return issues
+    least = gke_least_version(machine, version)
+    if least is not None and not gke_at_least(version, least):
         minor = ".".join(least.split(".")[:2])
         issues.append(
             Issue(
                 "cluster.kubernetesVersion",
-                f"pool '{spec.name}' runs {fabric}, which GKE {kubernetes_version} does not support: "
-                f'use {least} or later, or the minor alone ("{minor}"), which the cluster raises to it',
+                f"pool '{spec.name}' runs {fabric} on {machine.name}, which GKE {version} does not support: use "
+                f'{least} or later, or the minor alone ("{minor}" or newer), which GKE takes to its newest patch',
             )
         )
-    chosen = spec.accelerator_network_profile
-    if chosen is None:
-        return fabric == "rdma" and version is not None and version >= version_numbers(MANAGED_RDMA_VERSION), issues
-    if chosen == "auto" and fabric != "rdma":
-        issues.append(
-            Issue(f"{path}.acceleratorNetworkProfile", f"applies to GKE rdma pools; this pool's fabric is {fabric}")
-        )
-    elif chosen == "auto" and version is not None and version < (1, 34):
-        issues.append(
-            Issue(
-                f"{path}.acceleratorNetworkProfile",
-                "auto needs GKE 1.34.1-gke.1829001 or later: raise cluster.kubernetesVersion, or set none",
-            )
-        )
-    return chosen == "auto" and fabric == "rdma", issues
+    return issues
 
 
 def _gke_fabrics(machine: catalog.MachineType | None) -> str:

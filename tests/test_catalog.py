@@ -341,3 +341,15 @@ def test_a_gcp_gpudirect_machine_is_its_gpu_nics_beside_googles_total(
     assert machine.fabric_gbps == machine.gpu_nics * machine.gpu_nic_gbps == gpu_fabric, "the GPU fabric alone"
     assert machine.network_gbps == total and machine.gvnic_gbps == total - gpu_fabric
     assert 1 + machine.extra_gvnics == gvnics and machine.gvnic_gbps == 200 * gvnics, "a 200 Gbps gVNIC each"
+
+
+def test_every_gpudirect_machine_names_its_least_gke_versions_one_per_minor_oldest_first() -> None:
+    # A new GPUDirect machine without them would let a cluster version its fabric cannot run on through.
+    for name in names("gcp"):
+        machine = lookup("gcp", name)
+        assert machine is not None
+        least = machine.gke_least_versions
+        assert bool(least) == bool(machine.gpudirect), name
+        assert all(re.fullmatch(r"1\.[0-9]{2}\.[0-9]+-gke\.[0-9]+", v) for v in least), name
+        minors = [tuple(int(p) for p in v.split("-")[0].split(".")[:2]) for v in least]
+        assert minors == sorted(set(minors)), f"{name}: one per minor, oldest first"

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +10,6 @@ from hypothesis import strategies as st
 
 from components import catalog, fabriccheck
 from components.errors import ConfigError
-from components.fabric import GIB_NCCL_ENV
 from components.fabriccheck import IMAGES, NETWORKS
 from components.models import NetworkConfig, NodePoolSpec
 from components.models.nodepool import FabricCheckSpec
@@ -208,30 +204,3 @@ def test_a_bad_fabric_check_names_its_path_and_the_fix(check: dict[str, Any], pa
     found = {i.path: i.message for i in caught.value.issues}
     assert path in found, found
     assert message in found[path]
-
-
-def run_rdma_setup(tmp_path: Path, script: str | None) -> subprocess.CompletedProcess[str]:
-    """The rdma gate's setup under sh -u as fabric-check.sh evals it, with the installer's script at tmp_path."""
-    env_script = tmp_path / "set_nccl_env.sh"
-    if script is not None:
-        env_script.write_text(script)
-    setup = IMAGES["rdma"].setup.replace(GIB_NCCL_ENV, str(env_script)).replace("/sbin/ldconfig", "true")
-    return subprocess.run(
-        ["sh", "-uc", 'eval "$SETUP"\necho "tuner=$NCCL_TUNER_CONFIG_PATH"'],
-        env={"PATH": os.environ["PATH"], "SETUP": setup},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def test_the_rdma_gate_runs_with_the_installers_own_nccl_environment(tmp_path: Path) -> None:
-    # The script may read unset variables (it appends to LD_LIBRARY_PATH and the like) under the gate's set -u.
-    done = run_rdma_setup(tmp_path, "export NCCL_TUNER_CONFIG_PATH=/usr/local/gib/configs/t.txtpb${UNSET:-}\n")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "tuner=/usr/local/gib/configs/t.txtpb"
-
-
-def test_an_rdma_gate_without_the_installers_script_fails_and_says_why(tmp_path: Path) -> None:
-    done = run_rdma_setup(tmp_path, None)
-    assert done.returncode == 1 and "is the gIB installer on the node?" in done.stderr

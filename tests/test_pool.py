@@ -548,3 +548,77 @@ def test_a_pool_finds_its_machine_in_the_catalog_on_any_provider() -> None:
     assert pool("tcpxo").machine().name == "a3-megagpu-8g"
     assert pool("tcp", instanceType="g6e.48xlarge").machine().name == "g6e.48xlarge", "an existing cluster's AWS type"
     assert pool("tcp").machine() is None, "an existing pool that names no type"
+
+
+# GKE versions: each GPUDirect machine's least GKE patch (a catalog fact), for a minor alone or an exact version.
+
+GPUDIRECT_MACHINES = [m for m in catalog.names("gcp") if (found := catalog.lookup("gcp", m)) and found.gpudirect]
+
+
+def version_issues(machine: str, version: str, **spec: Any) -> list[Issue]:
+    """The issues a GKE pool of `machine` on its own fabric has on cluster version `version`."""
+    pools = [
+        NodePoolSpec.model_validate(
+            {"name": "gpu", "machineType": machine, "maxNodes": 2, "zone": "us-central1-a", **spec}
+        )
+    ]
+    _, issues = resolve_pools(pools, "gcp", "us-central1", NetworkConfig(), kubernetes_version=version)
+    return issues
+
+
+@pytest.mark.parametrize(
+    ("machine", "version", "least"),
+    [
+        ("a3-megagpu-8g", "1.31.9-gke.1000", "1.31.14-gke.1243000"),
+        ("a3-highgpu-8g", "1.29.1-gke.1", "1.29.15-gke.2467000"),
+        ("a3-ultragpu-8g", "1.31.3-gke.9", "1.31.4-gke.1183000"),
+        ("a3-ultragpu-8g", "1.30.14-gke.1", "1.31.4-gke.1183000"),
+        ("a4-highgpu-8g", "1.32.1-gke.1", "1.32.2-gke.1422000"),
+        ("a4-highgpu-8g", "1.31", "1.32.2-gke.1422000"),
+    ],
+)
+def test_a_version_below_the_machines_least_gke_patch_names_cluster_kubernetes_version(
+    machine: str, version: str, least: str
+) -> None:
+    issue = issue_at(version_issues(machine, version), "cluster.kubernetesVersion")
+    assert least in issue.message and machine in issue.message, issue.message
+
+
+@pytest.mark.parametrize(
+    ("machine", "version"),
+    [
+        ("a3-megagpu-8g", "1.31"),
+        ("a3-megagpu-8g", "1.31.14-gke.1243000"),
+        ("a3-megagpu-8g", "1.33.5-gke.1"),
+        ("a3-ultragpu-8g", "1.31"),
+        ("a4-highgpu-8g", "1.32"),
+        ("a4-highgpu-8g", "1.35.1-gke.1396000"),
+    ],
+)
+def test_a_minor_alone_or_a_version_at_the_least_patch_runs_the_fabric(machine: str, version: str) -> None:
+    assert not version_issues(machine, version)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    machine=st.sampled_from(GPUDIRECT_MACHINES),
+    minor=st.integers(29, 37),
+    patch=st.integers(0, 20),
+    build=st.integers(0, 3_000_000),
+)
+def test_a_minor_alone_stands_for_its_newest_patch_and_a_newer_one_never_breaks_a_fabric(
+    machine: str, minor: int, patch: int, build: int
+) -> None:
+    def fine(version: str) -> bool:
+        return not [i for i in version_issues(machine, version) if i.path == "cluster.kubernetesVersion"]
+
+    exact = f"1.{minor}.{patch}-gke.{build}"
+    assert fine(f"1.{minor}") == fine(f"1.{minor}.999-gke.99999999"), "GKE takes a minor to its newest patch"
+    if fine(exact):
+        assert fine(f"1.{minor}.{patch + 1}-gke.0") and fine(f"1.{minor + 1}")
+
+
+def test_gke_managed_rdma_needs_its_first_version_even_on_an_exact_134_patch() -> None:
+    issues = version_issues("a4-highgpu-8g", "1.34.0-gke.5", acceleratorNetworkProfile="auto")
+    assert "1.34.1-gke.1829001" in issue_at(issues, "nodePools[0].acceleratorNetworkProfile").message
+    assert not version_issues("a4-highgpu-8g", "1.34.1-gke.1829001", acceleratorNetworkProfile="auto")

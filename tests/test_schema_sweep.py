@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import string
 from decimal import Decimal
 from typing import Any
@@ -406,6 +407,9 @@ def test_every_object_validates(launcher: str, fabric: str, scheduler: str) -> N
             assert "IPC_LOCK" in c["securityContext"]["capabilities"]["add"]
             assert "NCCL_IB_GID_INDEX" not in e, "NCCL picks the GID; a fixed index is wrong under macvlan"
             assert ("NCCL_IB_ADDR_RANGE" in e) == (fabric.startswith("roce") and nad is not None)
+        if fabric == "rdma":
+            # gIB runs untuned without its machine's profile, which the installer puts under /usr/local/gib.
+            assert re.fullmatch(r"/usr/local/gib/configs/tuner_config_[a-z0-9]+\.txtpb", e["NCCL_TUNER_CONFIG_PATH"])
         if nad is None:
             assert MULTUS not in annotations
             assert "NetworkAttachmentDefinition" not in kinds

@@ -10,6 +10,7 @@ import yaml
 
 import stacks
 from components.kubernetes.objects import StackConfigError
+from components.models.cluster import DEFAULT_KUBERNETES_VERSION, STANDARD_SUPPORT_AS_OF, STANDARD_SUPPORT_ENDS
 from components.render import render
 from components.validation import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
@@ -150,3 +151,28 @@ def test_every_gke_stack_holds_minor_and_node_upgrades_back_under_its_gpu_jobs(
             "scope": "NO_MINOR_OR_NODE_UPGRADES",
             "endTimeBehavior": "UNTIL_END_OF_SUPPORT",
         }
+
+
+STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")])
+
+
+def test_the_default_minor_is_in_standard_support_on_every_provider() -> None:
+    for provider, minors in STANDARD_SUPPORT_ENDS.items():
+        assert minors.get(DEFAULT_KUBERNETES_VERSION, "") > STANDARD_SUPPORT_AS_OF, provider
+
+
+@pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_stack_runs_a_minor_its_provider_offers_in_standard_support(stack_file: Path) -> None:
+    # A pinned minor past its provider's standard support is paid extended support on EKS, cannot be
+    # created on GKE, or gets no fixes on an existing cluster.
+    cluster = resolve_file(stack_file).config.cluster
+    minor = ".".join(cluster.kubernetes_version.split(".")[:2])
+    supported = STANDARD_SUPPORT_ENDS[cluster.provider]
+    assert minor in supported, f"{cluster.provider} {minor}: use one of {sorted(supported)}"
+
+
+def test_the_yaml_program_runs_the_dev_stacks_minor() -> None:
+    program = yaml.safe_load((REPO / "examples/yaml-platform/Pulumi.yaml").read_text())
+    dev = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"]["gpu-training:cluster"]
+    cluster = program["resources"]["platform"]["properties"]["cluster"]
+    assert cluster["kubernetesVersion"] == dev["kubernetesVersion"], "the same cluster as the dev stack"

@@ -59,7 +59,9 @@ class GkeCluster(pulumi.ComponentResource):
             name=spec.name,
             project=spec.project,
             location=location,
-            min_master_version=upgrades.master_version(spec.kubernetes_version, (pool for _, pool in pools)),
+            # A minor alone becomes GKE's newest patch of it, past every GPUDirect machine's least patch
+            # (components/pool.py checks an exact version against it).
+            min_master_version=spec.kubernetes_version,
             release_channel={"channel": spec.release_channel},
             maintenance_policy=upgrades.maintenance_policy(spec, has_gpu_pools=bool(pools)),
             # Node pools are separate resources; GKE needs one node to create a cluster, then drops it.

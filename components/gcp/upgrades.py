@@ -1,31 +1,19 @@
-"""How a GKE cluster's versions move: its minimum master version and its maintenance policy.
+"""How a GKE cluster's versions move: its maintenance policy.
 
 Pure: no Pulumi import. The component passes these values to `container.Cluster` as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from components.models.cluster import GcpClusterSpec, MaintenanceExclusionSpec
-from components.pool import Pool, gke_min_version, version_numbers
 
 GPU_EXCLUSION_NAME = "gpu-training-no-minor-or-node-upgrades"
-# A fixed start in the past, as cluster-toolkit v1.95.0 examples/gke-a3-ultragpu and gke-a4 do: the exclusion
-# is in force from creation, and a constant keeps every preview free of a spurious change.
+# A fixed start in the past, as cluster-toolkit v1.95.0 examples/gke-a3-highgpu, gke-a3-ultragpu and gke-a4 do:
+# the exclusion is in force from creation, and a constant keeps every preview free of a spurious change.
 GPU_EXCLUSION_START = "2026-01-01T00:00:00Z"
 UNTIL_END_OF_SUPPORT = "UNTIL_END_OF_SUPPORT"
-
-
-def master_version(kubernetes_version: str, pools: Iterable[Pool]) -> str:
-    """The cluster's `min_master_version`: the configured version, a minor raised to the least patch the
-    GPUDirect fabrics of `pools` run on (an exact version is checked at validation, never changed)."""
-    if "-gke." in kubernetes_version:
-        return kubernetes_version
-    least = [v for pool in pools if (v := gke_min_version(pool.fabric, kubernetes_version))]
-    # Within one minor, GKE versions order by their numbers: 1.31.14-gke.1243000 > 1.31.9-gke.100.
-    return max(least, key=version_numbers, default=kubernetes_version)
 
 
 def maintenance_policy(spec: GcpClusterSpec, has_gpu_pools: bool) -> dict[str, Any]:
@@ -34,9 +22,10 @@ def maintenance_policy(spec: GcpClusterSpec, has_gpu_pools: bool) -> dict[str, A
     maintenance = spec.maintenance
     exclusions = maintenance.exclusions
     if exclusions is None:
-        # Every GPU pool runs gang jobs that one drained node stops, GPUDirect or not, and GKE cannot turn
-        # off auto-upgrade in a release channel: hold node and minor upgrades back (control-plane patches
-        # still come), as cluster-toolkit v1.95.0 does for A3 Mega, A3 Ultra and A4.
+        # Every GPU pool, GPUDirect or not, runs gang jobs that one drained node stops (a TCP pool's job
+        # too), and GKE cannot turn auto-upgrade off in a release channel: hold node and minor upgrades
+        # back (control-plane patches still come), as cluster-toolkit v1.95.0 examples/gke-a3-highgpu,
+        # gke-a3-ultragpu and gke-a4 do. A cluster with no GPU pool keeps GKE's default of upgrading.
         exclusions = (
             [MaintenanceExclusionSpec(name=GPU_EXCLUSION_NAME, start_time=GPU_EXCLUSION_START)] if has_gpu_pools else []
         )

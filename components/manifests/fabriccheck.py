@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from components.fabriccheck import SSH_PORT, FabricCheck
+from components.fabriccheck import SCRIPTS_DIR, SSH_PORT, FabricCheck
 from components.manifests import gang
 from components.manifests.indexedjob import headless_service, index_env
 from components.manifests.meta import job_labels, metadata
@@ -26,8 +26,7 @@ FINGERPRINT_ANNOTATION = "gpu-training/fabric-check-inputs"
 # pulumi-kubernetes replaces a Job that failed to complete on the next `pulumi up`: a failed gate runs
 # again once the fabric is fixed, instead of standing as failed.
 REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
-SCRIPTS = ("fabric-check.sh", "nccl-verdict.sh")
-SCRIPTS_DIR = "/etc/fabric-check/scripts"
+SCRIPTS = ("fabric-check.sh", "nccl-verdict.sh", "gib-env.sh")
 SSH_DIR = "/etc/fabric-check/ssh"
 SSH_KEYS = ("id_ed25519", "id_ed25519.pub")
 

@@ -11,13 +11,27 @@ from components.models.base import DnsLabel, Spec, at
 
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
 
+STANDARD_SUPPORT_AS_OF = "2026-11-24"
+"""The day `STANDARD_SUPPORT_ENDS` was read."""
+STANDARD_SUPPORT_ENDS: dict[str, dict[str, str]] = {
+    "aws": {"1.34": "2026-12-02", "1.35": "2027-03-27"},
+    "gcp": {"1.35": "2027-02-28"},
+    "existing": {"1.35": "2027-02-28", "1.36": "2027-06-28"},
+}
+"""The Kubernetes minors each provider offers in standard (not extended, not paid) support on
+`STANDARD_SUPPORT_AS_OF`, and the day that support ends; a stack's minor should be one of them.
+aws: EKS user guide, "Understand the Kubernetes version lifecycle on EKS" (release calendar): 1.35 released on
+EKS 2026-01-28, standard support to 2027-03-27; 1.34 to 2026-12-02; 1.31 left standard support 2025-11-26
+and its paid extended support ends 2026-11-26. gcp: GKE release schedule (as endoflife.date/google-kubernetes-
+engine tracks it): 1.35 available 2026-02-11, end of standard support 2027-02-28, end of life 2027-04-11; 1.34
+reached end of life 2026-10-01 and 1.33 on 2026-08-03. existing: kubernetes.io/releases: 1.35 end of life
+2027-02-28, 1.36 2027-06-28; 1.34 ended 2026-10-27 and 1.31 2025-10-28."""
 DEFAULT_KUBERNETES_VERSION = "1.35"
-"""The Kubernetes minor every provider defaults to: offered and in standard support on each today (2026-11).
-EKS: 1.35 is in standard support until early 2027, where 1.31 is in paid extended support (EKS user guide,
-"Kubernetes version lifecycle"). GKE: 1.35 is offered, and cluster-toolkit v1.95.0 pins A3 Ultra and A4
-clusters to it (examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml, examples/gke-a4/gke-a4.yaml: version_prefix
-"1.35."). The local control plane the tests validate against is k8s.io/kubernetes v1.35.4. Existing stacks
-that relied on the old default ("1.31") must pin it: EKS and GKE upgrade a control plane one minor at a time."""
+"""The Kubernetes minor every provider defaults to: the one minor in standard support on all three today
+(`STANDARD_SUPPORT_ENDS`), what cluster-toolkit v1.95.0 pins A3 Ultra and A4 clusters to
+(examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml and examples/gke-a4/gke-a4.yaml: version_prefix "1.35."), and
+the minor of the local control plane `simulate` builds (k8s.io/kubernetes v1.35.4). A cluster made on an
+older default (1.31) moves one minor per update: EKS and GKE upgrade a control plane a minor at a time."""
 
 
 class VpcSpec(Spec):
@@ -166,7 +180,8 @@ class MaintenanceExclusionSpec(Spec):
     start_time: UtcTime
     """When it starts, RFC 3339 in UTC, e.g. 2026-12-20T00:00:00Z. Required."""
     end_time: UtcTime | None = None
-    """When it ends, RFC 3339 in UTC. Default: the end of support of the cluster's minor."""
+    """When it ends, RFC 3339 in UTC. Default: the end of support of the cluster's minor (NO_UPGRADES needs
+    an end time)."""
     scope: Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"] = "NO_MINOR_OR_NODE_UPGRADES"
     """What it holds back: every upgrade, minor ones, or minor and node ones (control-plane patches still
     come). Default: NO_MINOR_OR_NODE_UPGRADES."""
@@ -175,6 +190,11 @@ class MaintenanceExclusionSpec(Spec):
     def _ends_after_it_starts(self) -> MaintenanceExclusionSpec:
         if self.end_time is not None and self.end_time <= self.start_time:
             raise at("endTime", f"{self.end_time} is not after startTime {self.start_time}")
+        # GKE ends an exclusion at the end of support only for the minor scopes: a NO_UPGRADES one, which
+        # holds security patches back too, is a short freeze with a date (GKE, "Maintenance windows and
+        # exclusions", scope of upgrades).
+        if self.end_time is None and self.scope == "NO_UPGRADES":
+            raise at("endTime", "is required with scope NO_UPGRADES (GKE holds every upgrade back only until a date)")
         return self
 
 
@@ -185,9 +205,19 @@ class MaintenanceSpec(Spec):
     """The start of the daily maintenance window, HH:MM in GMT (GKE needs a window for exclusions).
     Default: 09:00, as cluster-toolkit's gke-cluster module."""
     exclusions: list[MaintenanceExclusionSpec] | None = Field(default=None, max_length=20)
-    """Maintenance exclusions, replacing the default; [] lets upgrades run in the window. Default: one
-    NO_MINOR_OR_NODE_UPGRADES exclusion until the end of support of the cluster's minor, so no upgrade
-    drains a GPU node under a running job (node pools in a release channel cannot turn auto-upgrade off)."""
+    """Maintenance exclusions (at most 20, each named once), replacing the default; [] lets upgrades run in
+    the window. Default, with GPU pools: one NO_MINOR_OR_NODE_UPGRADES exclusion until the end of support
+    of the cluster's minor, so no upgrade drains a GPU node under a running job (node pools in a release
+    channel cannot turn auto-upgrade off)."""
+
+    @model_validator(mode="after")
+    def _names_are_unique(self) -> MaintenanceSpec:
+        seen: set[str] = set()
+        for index, exclusion in enumerate(self.exclusions or []):
+            if exclusion.name in seen:
+                raise at(f"exclusions[{index}].name", f"'{exclusion.name}' names another exclusion too")
+            seen.add(exclusion.name)
+        return self
 
 
 class GcpClusterSpec(Spec):
@@ -198,8 +228,9 @@ class GcpClusterSpec(Spec):
     name: DnsLabel
     """The GKE cluster name. Required."""
     kubernetes_version: GkeVersion = DEFAULT_KUBERNETES_VERSION
-    """Minimum master version: a minor ("1.35"), or a GKE version ("1.35.1-gke.1396000"). A GPUDirect pool
-    raises a minor to the least patch its fabric runs on. Default: "1.35"."""
+    """Minimum master version: a minor ("1.35"), which GKE takes to its newest patch, or a GKE version
+    ("1.35.1-gke.1396000"), which must be at least the least patch of each GPUDirect pool's machine.
+    Default: "1.35"."""
     project: str
     """GCP project id. Required."""
     region: str
@@ -217,8 +248,8 @@ class GcpClusterSpec(Spec):
     gpu_networks: GpuNetworksSpec = Field(default_factory=GpuNetworksSpec)
     """The VPCs and subnets made for GPUDirect pools' extra NICs. Default: subnets from 192.168.0.0/16."""
     maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
-    """The maintenance window and exclusions. Default: a daily window at 09:00 GMT and no minor or node
-    upgrades until the end of support of the cluster's minor."""
+    """The maintenance window and exclusions. Default: a daily window at 09:00 GMT and, with GPU pools, no
+    minor or node upgrades until the end of support of the cluster's minor."""
 
 
 class ExistingClusterSpec(Spec):

@@ -63,7 +63,8 @@ class MaintenanceExclusionSpec(TypedDict):
     start_time: str
     """When it starts, RFC 3339 in UTC, e.g. 2026-12-20T00:00:00Z. Required."""
     end_time: NotRequired[str]
-    """When it ends, RFC 3339 in UTC. Default: the end of support of the cluster's minor."""
+    """When it ends, RFC 3339 in UTC. Default: the end of support of the cluster's minor (NO_UPGRADES needs
+an end time)."""
     scope: NotRequired[MaintenanceExclusionSpecScope]
     """What it holds back: every upgrade, minor ones, or minor and node ones (control-plane patches still
 come). Default: NO_MINOR_OR_NODE_UPGRADES."""
@@ -77,9 +78,10 @@ class MaintenanceSpec(TypedDict):
     """The start of the daily maintenance window, HH:MM in GMT (GKE needs a window for exclusions).
 Default: 09:00, as cluster-toolkit's gke-cluster module."""
     exclusions: NotRequired[list[MaintenanceExclusionSpec]]
-    """Maintenance exclusions, replacing the default; [] lets upgrades run in the window. Default: one
-NO_MINOR_OR_NODE_UPGRADES exclusion until the end of support of the cluster's minor, so no upgrade
-drains a GPU node under a running job (node pools in a release channel cannot turn auto-upgrade off)."""
+    """Maintenance exclusions (at most 20, each named once), replacing the default; [] lets upgrades run in
+the window. Default, with GPU pools: one NO_MINOR_OR_NODE_UPGRADES exclusion until the end of support
+of the cluster's minor, so no upgrade drains a GPU node under a running job (node pools in a release
+channel cannot turn auto-upgrade off)."""
 
 
 class ClusterProvider(StrEnum):
@@ -102,8 +104,9 @@ gcp: The GKE cluster name. Required.
 existing: A name for the cluster in outputs and labels. Required."""
     kubernetes_version: NotRequired[str]
     """aws: Kubernetes minor version. Default: "1.35".
-gcp: Minimum master version: a minor ("1.35"), or a GKE version ("1.35.1-gke.1396000"). A GPUDirect pool
-raises a minor to the least patch its fabric runs on. Default: "1.35".
+gcp: Minimum master version: a minor ("1.35"), which GKE takes to its newest patch, or a GKE version
+("1.35.1-gke.1396000"), which must be at least the least patch of each GPUDirect pool's machine.
+Default: "1.35".
 existing: The cluster's Kubernetes minor version, used to validate manifests. Default: "1.35"."""
     region: NotRequired[str]
     """aws: AWS region, e.g. us-east-1. Required.
@@ -145,8 +148,8 @@ gcp: The add-on node pool. Default: 2-4 e2-standard-8 nodes."""
     gpu_networks: NotRequired[GpuNetworksSpec]
     """(gcp only) The VPCs and subnets made for GPUDirect pools' extra NICs. Default: subnets from 192.168.0.0/16."""
     maintenance: NotRequired[MaintenanceSpec]
-    """(gcp only) The maintenance window and exclusions. Default: a daily window at 09:00 GMT and no minor or node
-upgrades until the end of support of the cluster's minor."""
+    """(gcp only) The maintenance window and exclusions. Default: a daily window at 09:00 GMT and, with GPU pools, no
+minor or node upgrades until the end of support of the cluster's minor."""
     kubeconfig: NotRequired[str]
     """(existing only) Kubeconfig contents or path (store it as a secret). Default: the ambient kubeconfig."""
     context: NotRequired[str]

@@ -42,7 +42,8 @@ def test_tcpxo_gets_a_netdevice_network_per_gpu_nic_in_its_own_vpc() -> None:
 
 
 def test_rdma_gets_the_gvnic_and_eight_rdma_subnets_of_one_vpc() -> None:
-    params = by_kind(objects(gke("a4-highgpu-8g")), "GKENetworkParamSet")
+    # The VPCs this stack makes when GKE's accelerator network profile does not (the default from 1.35).
+    params = by_kind(objects(gke("a4-highgpu-8g", acceleratorNetworkProfile="none")), "GKENetworkParamSet")
     assert list(params) == ["gvnic-1", *(f"rdma-{i}" for i in range(8))]
     assert params["gvnic-1"]["spec"]["deviceMode"] == "NetDevice"
     assert params["rdma-5"]["spec"] == {"vpc": "train-gke-rdma", "vpcSubnet": "train-gke-rdma-5", "deviceMode": "RDMA"}

@@ -34,7 +34,7 @@ def test_prod_builds_a_cluster_with_irsa_addons_a_system_group_and_the_p5_pool(
     monkeypatch.chdir(REPO)
     exports = deploy(pulumi_mocks)
     (cluster,) = pulumi_mocks.of_type("aws:eks/cluster:Cluster")
-    assert cluster.inputs["name"] == "train-prod" and cluster.inputs["version"] == "1.31"
+    assert cluster.inputs["name"] == "train-prod" and cluster.inputs["version"] == "1.35"
     assert cluster.inputs["accessConfig"]["authenticationMode"] == "API"
     assert len(cluster.inputs["vpcConfig"]["subnetIds"]) == 6
     (oidc,) = pulumi_mocks.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
@@ -184,4 +184,4 @@ def test_a_node_group_that_scales_gets_the_cluster_autoscaler(pulumi_mocks: Reco
     (release,) = [r for r in pulumi_mocks.of_type("kubernetes:helm.sh/v3:Release") if r.name == "cluster-autoscaler"]
     values = release.inputs["values"]
     assert values["autoDiscovery"] == {"clusterName": "train-prod"} and values["awsRegion"] == "us-east-1"
-    assert values["image"] == {"tag": "v1.31.5"}, "the autoscaler of the cluster's Kubernetes minor"
+    assert values["image"] == {"tag": "v1.35.2"}, "the autoscaler of the cluster's Kubernetes minor"

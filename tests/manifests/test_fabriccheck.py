@@ -6,11 +6,14 @@ from typing import Any
 
 import pytest
 
+from components import rules
 from components.fabric import EFA_RESOURCE, MULTUS_ANNOTATION
 from components.fabriccheck import IMAGES, SSH_PORT
 from components.manifests import fabriccheck
 from components.manifests.gang import KUEUE_QUEUE_LABEL
 from components.manifests.pod import GPU_RESOURCE
+from components.rules import Settings
+from components.rules.subjects import from_objects, from_pools
 from tests.support.factories import checked
 from tests.support.schemas import assert_valid
 
@@ -136,6 +139,14 @@ def test_the_pod_template_carries_the_fingerprint_so_a_change_reruns_the_gate() 
 def test_every_object_validates(fabric: str, scheduler: str) -> None:
     check = checked(fabric, scheduler=scheduler, queue="research" if scheduler == "kueue" else None)  # type: ignore[arg-type]
     assert_valid(*fabriccheck.objects(check), fabriccheck.ssh_secret(check, "key", "key.pub"))
+
+
+@pytest.mark.parametrize("fabric", ["efa", "roce", "infiniband", "tcpx", "tcpxo", "rdma"])
+def test_every_gate_passes_every_mandatory_rule(fabric: str) -> None:
+    # A gate pod is a GPU workload like any: e.g. an env value a shell should expand but no shell runs.
+    check = checked(fabric)
+    subjects = from_objects(fabriccheck.objects(check)) + from_pools([check.pool])
+    assert [str(f) for f in rules.run(subjects, Settings()) if f.enforcement == "mandatory"] == []
 
 
 def test_the_tuner_is_set_only_where_the_image_is_known_to_carry_it() -> None:

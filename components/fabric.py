@@ -73,10 +73,13 @@ def _efa(pool: Pool) -> FabricProfile:
         env["FI_EFA_USE_DEVICE_RDMA"] = "1"
     env["FI_EFA_FORK_SAFE"] = "1"
     # No huge pages: no node of ours advertises them (components/allocatable.py), so a pod requesting them
-    # never schedules. libfabric then keeps its bounce buffers in regular pages, a minor cost for small
-    # messages only (aws-samples/awsome-distributed-training 1.architectures/efa-cheatsheet.md); saying so
-    # stops it from trying huge pages the pod has no share of, and spares forked data-loader workers the
-    # "Cannot allocate memory" that huge pages cause (same source).
+    # never schedules. Saying so matters even beside FI_EFA_FORK_SAFE: libfabric drops huge pages for fork
+    # safety only on kernels that need it; on the AL2023 kernels (copy-on-fork) it skips that step and maps its
+    # bounce buffers MAP_HUGETLB (ofiwg/libfabric v2.6.0 prov/efa/src/efa_fork_support.c,
+    # rdm/efa_rdm_ep_fiops.c), which, on a node whose AMI did set pages aside, a pod granted none of them may
+    # fault on. The cost is a minor one on small messages only: with GPUDirect RDMA the payload never passes
+    # through these buffers (fi_efa(7) "small performance advantage"; awsome-distributed-training @7217859
+    # 1.architectures/efa-cheatsheet.md, whose training recipes set it too).
     env["FI_EFA_USE_HUGE_PAGE"] = "0"
     # The buffer and chunk sizes ADT's nccl-tests run with on EFA (awsome-distributed-training @7217859
     # micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml); a job's `nccl` or `env` overrides them.

@@ -95,9 +95,13 @@ IMAGES: dict[Fabric, NcclTestsImage] = {
         # As ADT's nccl-tests MPIJob: no UCX on EFA, MPI over TCP (the image's OMPI_MCA_btl_tcp_if_exclude
         # stands; Open MPI refuses an include list beside it).
         mpi_args=("--mca", "pml", "^ucx", "--mca", "btl", "tcp,self", "--mca", "oob_tcp_if_include", "eth0"),
-        # aws-ofi-nccl's tuner, where ADT's nccl-tests MPIJob (@7217859 micro-benchmarks/nccl-tests/kubernetes/
-        # nccl-tests.yaml) loads it from this image; it picks algorithm and protocol per message size on EFA.
-        # x86_64 only: NCCL warns and runs untuned if the file is absent (an arm64 node).
+        # aws-ofi-nccl's tuner (algorithm and protocol per message size on P5, P5e, P5en and P6-B200), loaded by
+        # path as ADT's nccl-tests MPIJob does (@7217859 micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml),
+        # x86_64 like every EFA machine in the catalog. This image has it: aws-ofi-nccl 1.16.3 builds it into its
+        # net plugin and links libnccl-ofi-tuner.so to it (aws/aws-ofi-nccl v1.16.3 src/Makefile.am). Jobs get no
+        # path, as their images are unknown: from aws-ofi-nccl 1.16.0 with NCCL 2.21 or later NCCL finds the
+        # tuner in the net plugin unasked, and with a path that is missing it falls back to the same
+        # (NVIDIA/nccl v2.27.7-1 src/plugin/tuner.cc), so a job sets NCCL_TUNER_PLUGIN only for an older plugin.
         env=(("NCCL_TUNER_PLUGIN", "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so"),),
     ),
     "infiniband": _HPCX,

@@ -9,14 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from components import fabriccheck
+from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
 from components.fabriccheck import FabricCheck
 from components.gcp.gpunetworks import pool_zone, roce_pools
+from components.manifests import fabriccheck as gate_objects
+from components.manifests import trainingjob
 from components.manifests.plan import JobPlan, SchedulerKind, plan
-from components.manifests.trainingruntime import runtime_names
+from components.manifests.trainingruntime import cluster_runtime, pool_runtimes, runtime_names
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
-from components.pool import Pool, resolve_pools
+from components.pool import POOL_LABEL, Pool, resolve_pools
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
 
@@ -78,6 +81,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _queues(config)
     checks, unchecked, found = _fabric_checks(config, pools)
     issues += found
+    issues += _runtimes_fit(config, pools)
     plans: list[JobPlan] = []
     for index, job in enumerate(config.jobs):
         path = f"jobs[{index}]"
@@ -90,6 +94,7 @@ def resolve(config: StackConfig) -> Stack:
                 found = [*exc.issues, *found]  # how the job fits its pool comes first
             else:
                 plans.append(planned)
+                found += pods_fit(planned.pool, trainingjob.objects(planned), f"{path}.nodePool", planned)
         issues += found
     if issues:
         raise ConfigError(issues)
@@ -117,6 +122,7 @@ def _fabric_checks(
             unchecked[spec.name] = reason
             continue
         checks[spec.name] = check
+        issues += pods_fit(pool, gate_objects.objects(check), f"{path}.fabricCheck")
         reach = next((q.namespaces for q in config.scheduler.queues if q.name == check.plan.queue), [])
         if config.scheduler.type == "kueue" and reach and check.namespace not in reach:
             issues.append(
@@ -127,6 +133,51 @@ def _fabric_checks(
                 )
             )
     return checks, unchecked, issues
+
+
+def _runtimes_fit(config: StackConfig, pools: Mapping[str, Pool]) -> list[Issue]:
+    """Each pool's ClusterTrainingRuntimes ask of its nodes only what they advertise."""
+    if not config.trainer.enabled:
+        return []
+    issues: list[Issue] = []
+    for index, spec in enumerate(config.node_pools):
+        pool = pools.get(spec.name)
+        if pool is not None:
+            runtimes = [cluster_runtime(pool, r, config.scheduler.type) for r in pool_runtimes(pool)]
+            issues += pods_fit(pool, runtimes, f"nodePools[{index}]")
+    return issues
+
+
+def pods_fit(pool: Pool, objects: list[dict[str, Any]], path: str, job: JobPlan | None = None) -> list[Issue]:
+    """Every pod template among `objects` that runs on `pool` requests only what a node of it advertises
+    (components/allocatable.py): a pod asking more, or anything else, stays Pending, and no node is ever
+    added for it. `job`: the plan the objects are a TrainJob's of, whose pods its runtime makes."""
+    # components.rules reads the pod templates out of every kind we emit; it imports the add-ons, which import
+    # this module, so it is imported here, when first needed.
+    from components.rules.pods import templates
+    from components.rules.trainjobs import TRAINJOB, trainjob_pods
+
+    issues: list[Issue] = []
+    for obj in objects:
+        pods = templates(obj)
+        if obj.get("kind") == TRAINJOB and job is not None:
+            own = [o for o in objects if o.get("kind") == "TrainingRuntime"]
+            runtime = own[0] if own else cluster_runtime(pool, job.spec.training_runtime or "torch", job.scheduler)
+            pods = trainjob_pods(obj, runtime)
+        for template in pods:
+            selector = template.spec.get("nodeSelector") or {}
+            on_pool = (template.metadata.get("labels") or {}).get(POOL_LABEL) == pool.name or (
+                pool.node_selector and pool.node_selector.items() <= selector.items()
+            )
+            if not on_pool and not template.gpus:
+                continue  # a CPU pod placed elsewhere: an MPI launcher
+            where = f"{obj['kind']} {obj['metadata']['name']} ({template.role} pods)"
+            scaled = ", and nothing would add a node for them" if pool.provisioner else ""
+            issues += [
+                Issue(path, f"{where} {problem} ({pool.provisioner or 'existing'} nodes): never scheduled{scaled}")
+                for problem in unadvertised(pod_requests(template.spec), pool)
+            ]
+    return issues
 
 
 def _with_platform(config: StackConfig, pool: Pool) -> Pool:

@@ -17,6 +17,7 @@ from components.manifests.meta import key
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models.job import TrainingJobSpec
 from components.pool import Pool
+from components.validation import pods_fit
 
 TOKEN = "gpu-training:index:TrainingJob"
 
@@ -76,6 +77,9 @@ class TrainingJob(pulumi.ComponentResource):
         except ConfigError as exc:
             raise as_pulumi_error(exc) from None
         manifests = trainingjob.objects(self.plan)
+        unfit = pods_fit(self.plan.pool, manifests, "pool", self.plan)
+        if unfit:
+            raise as_pulumi_error(ConfigError(unfit))
         self.manifests: list[dict[str, Any]] = manifests
         # Children wait for what the component waits for (namespace, claims, operators): a
         # component's depends_on does not hold back resources created inside it.

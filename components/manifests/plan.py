@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Literal
 
 from components import quantity
-from components.allocatable import unadvertised
+from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import FabricProfile, profile
 from components.models.job import TrainingJobSpec
@@ -364,19 +364,23 @@ def _longest_trainjob_name(runtime: str, nodes: int) -> int:
 
 
 def _beyond_the_machine(spec: TrainingJobSpec, pool: Pool, default: dict[str, str], p: str) -> list[Issue]:
-    """A stated cpu or memory no node of the pool has: the workers would never be scheduled."""
+    """A stated cpu or memory more than a node of the pool advertises: the workers would never be scheduled."""
     issues: list[Issue] = []
-    machine = {"cpu": pool.vcpus, "memory": pool.memory_gib * 2**30 if pool.memory_gib else None}
-    unit = {"cpu": "vCPUs", "memory": "GiB"}
+    offered = allocatable(pool)
     for name, stated in (("cpu", spec.resources.cpu), ("memory", spec.resources.memory)):
-        has = machine[name]
-        if stated is None or has is None or quantity.parse(stated) <= has:
+        has = offered.get(name)
+        if stated is None or has is None or quantity.parse(stated) <= quantity.parse(has):
             continue
-        figure = pool.vcpus if name == "cpu" else pool.memory_gib
+        amount = quantity.parse(has)
+        figure = (
+            f"{amount.normalize():f} of a {pool.machine_type}'s {pool.vcpus} vCPUs"
+            if name == "cpu"
+            else f"{amount / 2**30:.1f} GiB of a {pool.machine_type}'s {pool.memory_gib} GiB"
+        )
         issues.append(
             Issue(
                 f"{p}resources.{name}",
-                f"{stated} is more than a {pool.machine_type} node has ({figure} {unit[name]}): ask for at most "
+                f"{stated} is more than a node of pool '{pool.name}' advertises ({figure}): ask for at most "
                 f"{default[name]} (its share less the system reserve), or drop resources.{name} to get that",
             )
         )

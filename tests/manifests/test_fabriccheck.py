@@ -45,6 +45,8 @@ def test_an_efa_pool_is_tested_with_all_its_efa_devices_and_tolerations_and_no_h
     # ADT's tuning: the aws-ofi-nccl tuner (in this image), and its buffer and chunk sizes.
     assert variables["NCCL_TUNER_PLUGIN"] == "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so"
     assert (variables["NCCL_BUFFSIZE"], variables["NCCL_P2P_NET_CHUNKSIZE"]) == ("8388608", "524288")
+    # The tuner stands aside when either is set (aws/aws-ofi-nccl v1.16.3 src/tuner/nccl_ofi_tuner.cpp).
+    assert not {"NCCL_ALGO", "NCCL_PROTO"} & variables.keys(), "the tuner picks algorithm and protocol"
     assert variables["FLOOR_GBS"] == "123"
     assert variables["NETWORKS"] == "Libfabric,AWS Libfabric,OFI"
     assert variables["MIN_NCCL"] == "", "EFA sets no RoCE GID: any NCCL"

@@ -286,10 +286,25 @@ def test_a_stated_request_wins_and_the_other_is_derived() -> None:
 
 def test_a_request_larger_than_the_machine_is_refused_with_the_default() -> None:
     issue = issue_at(job_issues(job(resources={"memory": "4Ti"}), pool("efa"), "jobs[0]"), "jobs[0].resources.memory")
-    assert "more than a p5.48xlarge node has (2048 GiB)" in issue.message
+    assert "more than a node of pool 'p5' advertises (1894.1 GiB of a p5.48xlarge's 2048 GiB)" in issue.message
     assert "ask for at most 1843Gi" in issue.message
     issue = issue_at(job_issues(job(resources={"cpu": "500"}), pool("efa"), "jobs[0]"), "jobs[0].resources.cpu")
-    assert "(192 vCPUs)" in issue.message and "at most 182" in issue.message
+    assert "(191.45 of a p5.48xlarge's 192 vCPUs)" in issue.message and "at most 182" in issue.message
+
+
+def test_the_whole_machine_is_more_than_its_node_advertises() -> None:
+    # The kubelet keeps 550m of a p5.48xlarge's 192 vCPUs: a worker asking all 192 never schedules.
+    issue = issue_at(job_issues(job(resources={"cpu": "192"}), pool("efa"), "jobs[0]"), "jobs[0].resources.cpu")
+    assert "advertises (191.45 of" in issue.message
+
+
+def test_karpenter_launches_nothing_for_memory_past_its_vm_overhead() -> None:
+    # Karpenter counts 7.5% of a p5.48xlarge's 2048 GiB as never visible, so 1900Gi fits none of its instance
+    # types; a managed node group's node still has it.
+    stated = job(resources={"memory": "1900Gi"})
+    assert issue_at(job_issues(stated, pool("efa"), "jobs[0]"), "jobs[0].resources.memory")
+    grouped = pool("efa", provisioner="nodegroup", minNodes=1)
+    assert not [i for i in job_issues(stated, grouped, "jobs[0]") if i.path == "jobs[0].resources.memory"]
 
 
 def test_an_unknown_machine_gets_no_requests() -> None:

@@ -17,6 +17,7 @@ from components.manifests import pod
 from components.validation import resolve_file
 from tests.support.factories import job, pool
 from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
+from tests.support.stacks import STACK_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,7 +66,7 @@ def test_the_gate_the_runtimes_and_trainjobs_are_checked_too(huge_pages: None) -
 
 
 def test_every_stack_and_example_passes_as_it_is() -> None:
-    for path in [*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/minimal/Pulumi.*.yaml")]:
+    for path in STACK_FILES:
         resolve_file(path)
 
 

@@ -15,11 +15,12 @@ from components.render import render
 from components.simulate import apply, controlplane, crds
 from components.simulate.client import Client
 from components.validation import resolve_file
+from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/minimal/Pulumi.*.yaml")])
+STACKS = STACK_FILES
 NEVER_EDITED = {("batch/v1", "Job")}
 """A Job's pod template is immutable: Pulumi replaces a Job whose template changed, it never updates it."""
 

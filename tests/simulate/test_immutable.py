@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,10 +10,9 @@ import pytest
 from components.immutable import IMMUTABLE
 from components.render import render
 from components.validation import resolve_file
+from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _frozen(schema: dict[str, Any], path: str = "") -> Iterator[str]:
@@ -30,8 +28,7 @@ def _frozen(schema: dict[str, Any], path: str = "") -> Iterator[str]:
 
 
 def _emitted() -> set[tuple[str, str]]:
-    stacks = [*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/minimal/Pulumi.*.yaml")]
-    return {(o["apiVersion"], o["kind"]) for s in stacks for o in render(resolve_file(s)).objects}
+    return {(o["apiVersion"], o["kind"]) for s in STACK_FILES for o in render(resolve_file(s)).objects}
 
 
 def test_every_field_a_crd_freezes_is_replaced_on(definitions: list[dict[str, Any]]) -> None:

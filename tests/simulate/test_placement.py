@@ -23,11 +23,12 @@ from components.render import render
 from components.simulate import apply, controlplane, engines, kwok, nodes, volumes
 from components.simulate.client import Client
 from components.validation import Stack, resolve_file
+from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
-STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/minimal/Pulumi.*.yaml")])
+STACKS = STACK_FILES
 ONLY_OTHER_LAUNCHERS = ("scheduler", "topology", "elastic", "runtime", "deepspeed", "trainingRuntime")
 MOST_NODES = 8
 WAIT = 60.0

@@ -56,12 +56,18 @@ class ControlPlane:
         """A client of this control plane's API server."""
         return Client(self.server, self.token, self.ca_file)
 
-    def start(self, name: str, command: list[str]) -> Process:
-        """Start `command` as a process of this control plane, logging to <folder>/<name>.log."""
+    def start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> Process:
+        """Start `command` as a process of this control plane (with `env` added to ours), logging to
+        <folder>/<name>.log."""
         log = self.folder / f"{name}.log"
         with log.open("wb") as out:
             popen = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, **env} if env else None,
             )
         process = Process(name, popen, log)
         self.processes.append(process)

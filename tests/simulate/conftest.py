@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from components.simulate import controlplane, crds, engines
+from components.simulate import apply, controlplane, crds, engines, kwok, nodes
+from components.validation import Stack
 
 
 def _unavailable(reason: str) -> None:
@@ -53,3 +54,28 @@ def control_plane(
     yield start
     for plane in started:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def kwok_binary(binaries: dict[str, Path]) -> Path:
+    """kwok, built from its pinned module."""
+    return engines.build(engines.KWOK)["kwok"]
+
+
+def cluster_of(
+    start: Callable[[], controlplane.ControlPlane],
+    kwok_binary: Path,
+    definitions: list[dict[str, Any]],
+    stack: Stack,
+    most_nodes: int = 8,
+) -> controlplane.ControlPlane:
+    """A fresh control plane with kwok, every CRD, and fake nodes shaped like each of the stack's pools
+    (the pool's maxNodes, at most `most_nodes`)."""
+    plane = start()
+    kwok.start(plane, kwok_binary)
+    client = plane.client()
+    apply.install_crds(client, definitions)
+    for pool in stack.pools.values():
+        for node in nodes.pool_nodes(pool, min(pool.max_nodes, most_nodes)):
+            client.apply(node)
+    return plane

@@ -20,9 +20,10 @@ import yaml
 
 from components.pool import POOL_LABEL
 from components.render import render
-from components.simulate import apply, controlplane, engines, kwok, nodes, volumes
+from components.simulate import apply, controlplane, volumes
 from components.simulate.client import Client
 from components.validation import Stack, resolve_file
+from tests.simulate.conftest import cluster_of
 from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate
@@ -32,12 +33,6 @@ STACKS = STACK_FILES
 ONLY_OTHER_LAUNCHERS = ("scheduler", "topology", "elastic", "runtime", "deepspeed", "trainingRuntime")
 MOST_NODES = 8
 WAIT = 60.0
-
-
-@pytest.fixture(scope="session")
-def kwok_binary(binaries: dict[str, Path]) -> Path:
-    """kwok, built from its pinned module."""
-    return engines.build(engines.KWOK)["kwok"]
 
 
 def _as_indexed_jobs(stack_file: Path, tmp_path: Path) -> Stack:
@@ -57,14 +52,7 @@ def _as_indexed_jobs(stack_file: Path, tmp_path: Path) -> Stack:
 def _cluster(
     start: Callable[[], controlplane.ControlPlane], kwok_binary: Path, definitions: list[dict[str, Any]], stack: Stack
 ) -> Client:
-    plane = start()
-    kwok.start(plane, kwok_binary)
-    client = plane.client()
-    apply.install_crds(client, definitions)
-    for pool in stack.pools.values():
-        for node in nodes.pool_nodes(pool, min(pool.max_nodes, MOST_NODES)):
-            client.apply(node)
-    return client
+    return cluster_of(start, kwok_binary, definitions, stack, MOST_NODES).client()
 
 
 def _pods(client: Client, job: dict[str, Any]) -> list[dict[str, Any]]:

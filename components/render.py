@@ -22,12 +22,35 @@ MARKER = ".gpu-training-render"
 
 
 @dataclass(frozen=True, slots=True)
+class Workload:
+    """One job of the stack, a training job or a pool's fabric check, and its objects in apply order."""
+
+    plan: JobPlan
+    objects: tuple[dict[str, Any], ...]
+    """Its supporting objects first, the workload itself (PyTorchJob, MPIJob, TrainJob, Job...) last."""
+    gate: bool = False
+    """Whether it is a pool's fabric check, which the pool's training jobs wait for."""
+
+    @property
+    def workload(self) -> dict[str, Any]:
+        """The object that makes the pods."""
+        return self.objects[-1]
+
+    @property
+    def pods(self) -> int:
+        """How many pods the job runs at once: a pod per node, and the MPI launcher."""
+        return self.plan.nodes + (1 if self.plan.spec.launcher == "mpi" else 0)
+
+
+@dataclass(frozen=True, slots=True)
 class Rendered:
     """What a stack renders to: the validated stack and its Kubernetes objects in apply order."""
 
     stack: Stack
     objects: tuple[dict[str, Any], ...]
     addons: AddonPlan
+    workloads: tuple[Workload, ...] = ()
+    """The stack's jobs, each pool's fabric check before the training jobs; their objects are in `objects` too."""
 
     def summary(self) -> str:
         """Per pool: its jobs, their pods and GPUs; then the object counts by kind."""
@@ -37,7 +60,7 @@ class Rendered:
         ]
         for pool in self.stack.pools.values():
             jobs = [p for p in self.stack.jobs if p.pool.name == pool.name]
-            pods = sum(p.nodes + (1 if p.spec.launcher == "mpi" else 0) for p in jobs)
+            pods = sum(w.pods for w in self.workloads if not w.gate and w.plan.pool.name == pool.name)
             gpus = sum(p.world_size for p in jobs)
             lines.append(f"  pool {pool.summary(_fabric(pool))}: {len(jobs)} jobs, {pods} pods, {gpus} GPUs")
             check = self.stack.checks.get(pool.name)
@@ -100,12 +123,10 @@ def _placed(plan: JobPlan) -> str:
 def render(stack: Stack) -> Rendered:
     """Every object of the stack (platform objects, the add-ons' objects, each job's), and its add-ons."""
     addons = addon_plan(stack)
-    objects = [*platform.objects(stack), *addons.objects]
-    for check in stack.checks.values():
-        objects += fabriccheck.objects(check)
-    for plan in stack.jobs:
-        objects += trainingjob.objects(plan)
-    return Rendered(stack=stack, objects=tuple(objects), addons=addons)
+    workloads = [Workload(c.plan, tuple(fabriccheck.objects(c)), gate=True) for c in stack.checks.values()]
+    workloads += [Workload(p, tuple(trainingjob.objects(p))) for p in stack.jobs]
+    objects = [*platform.objects(stack), *addons.objects, *(o for w in workloads for o in w.objects)]
+    return Rendered(stack=stack, objects=tuple(objects), addons=addons, workloads=tuple(workloads))
 
 
 def object_path(obj: dict[str, Any]) -> Path:

@@ -153,6 +153,7 @@ def test_a_gang_bigger_than_its_pool_is_placed_not_at_all(control_plane, kwok_bi
         return [f"{c.get('reason')}: {c.get('message')}" for c in conditions if c["type"] == "Unschedulable"]
 
     reasons = _until(plane, "the scheduler's Unschedulable condition on the PodGroup", unschedulable)
+    assert any(f"{workers} minAvailable" in r for r in reasons), f"not the gang's reason: {reasons}"
     created = len(_pods(client, name))
     assert 0 < created <= len(pool), f"{created} workers: some to hold, none without a node to fit"
     deadline = time.monotonic() + HOLD

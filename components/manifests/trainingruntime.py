@@ -165,7 +165,9 @@ def _ml_policy(job: JobPlan, runtime: Runtime) -> dict[str, Any]:
     if runtime == "torch":
         return {"numNodes": 1, "torch": {}}
     return {
-        "numNodes": 2,
+        # Trainer sizes the launcher's Job (the trainer step) by this, and only the nodes' Job by the TrainJob's
+        # numNodes (less the launcher): 2 here made every TrainJob two launchers, each running mpirun.
+        "numNodes": 1,
         "mpi": {
             "numProcPerNode": job.gpus_per_node,
             "mpiImplementation": "OpenMPI",

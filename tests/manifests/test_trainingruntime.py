@@ -101,6 +101,7 @@ def test_kueue_runtimes_have_no_pod_group_policy() -> None:
 
 def test_the_mpi_runtimes_run_the_launcher_as_a_node_after_the_nodes_sshd_is_ready() -> None:
     runtime = cluster_runtime(with_trainer(pool("roce")), "deepspeed", "volcano")
+    assert runtime["spec"]["mlPolicy"]["numNodes"] == 1, "one launcher: Trainer sizes its Job by this"
     mpi = runtime["spec"]["mlPolicy"]["mpi"]
     assert mpi == {
         "numProcPerNode": 8,

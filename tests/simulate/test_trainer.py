@@ -1,0 +1,268 @@
+"""Kubeflow Trainer v2 and JobSet, the real controllers, running the dev stack's TrainJobs on kwok nodes.
+
+Both managers run out of cluster as the stack's kubeflow-trainer chart configures them, with their admission
+webhooks (components/simulate/trainer.py, jobset.py). The dev stack's gang scheduler (Volcano) is not part of
+this test, so the stack runs with none and the default kube-scheduler places the pods; the TrainJobs, the
+pool's ClusterTrainingRuntimes and everything else are what `render` emits. Each assertion reads the
+cluster: the JobSet Trainer made, the Jobs JobSet made, the pods the Job controller made and the scheduler
+bound, the pod specs as the API server stored them, and the TrainJob's status.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.render import Rendered, render
+from components.simulate import apply, controlplane, jobset, trainer, volumes
+from components.simulate.client import Client, ClientError
+from components.validation import resolve_file
+from tests.simulate.conftest import cluster_of
+
+pytestmark = pytest.mark.simulate
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 120.0
+JOB_KINDS = ("Job", "PyTorchJob", "MPIJob", "TrainJob")
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+POOL = "h100"
+
+
+def _dev_without_gang_scheduler(tmp_path: Path) -> Rendered:
+    """The dev stack with no gang scheduler (so no queue on its jobs); its jobs' launchers kept."""
+    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    config = doc["config"]
+    config["gpu-training:scheduler"] = {"type": "none"}
+    for job in config.get("gpu-training:jobs", []):
+        job.pop("scheduler", None)
+    variant = tmp_path / "Pulumi.dev.yaml"
+    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return render(resolve_file(variant))
+
+
+@pytest.fixture
+def cluster(
+    control_plane: Callable[[], controlplane.ControlPlane],
+    kwok_binary: Path,
+    definitions: list[dict[str, Any]],
+    tmp_path: Path,
+) -> tuple[controlplane.ControlPlane, Rendered]:
+    """The dev stack's cluster with JobSet and Trainer running, and every object but the jobs applied."""
+    rendered = _dev_without_gang_scheduler(tmp_path)
+    assert trainer.installed(rendered) and jobset.installed(rendered)
+    plane = cluster_of(control_plane, kwok_binary, definitions, rendered.stack)
+    jobset.start(plane, rendered)
+    trainer.start(plane, rendered)
+    client = plane.client()
+    objects = list(rendered.objects)
+    outcomes = apply.apply_all(client, [o for o in objects if o["kind"] not in JOB_KINDS] + volumes.stand_ins(objects))
+    assert not [o for o in outcomes if not o.accepted and not o.skipped], outcomes
+    deadline = time.monotonic() + WAIT
+    while any(c["status"].get("phase") != "Bound" for c in client.list("v1", "PersistentVolumeClaim")):
+        assert time.monotonic() < deadline, "claims not bound"
+        time.sleep(0.5)
+    return plane, rendered
+
+
+def _trainjob(rendered: Rendered, name: str) -> dict[str, Any]:
+    return copy.deepcopy(next(o for o in rendered.objects if o["kind"] == "TrainJob" and o["metadata"]["name"] == name))
+
+
+def _runtime(rendered: Rendered, name: str) -> dict[str, Any]:
+    return next(o for o in rendered.objects if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] == name)
+
+
+def _diagnose(plane: controlplane.ControlPlane, namespace: str) -> str:
+    client = plane.client()
+    events = [f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e.get('message')}" for e in
+              client.list("v1", "Event", namespace)]  # fmt: skip
+    tails = {name: "\n".join(
+        (plane.folder / f"{name}.log").read_text(errors="replace").splitlines()[-15:]) for name in ("trainer", "jobset")}  # fmt: skip
+    return "events:\n" + "\n".join(events[-15:]) + "".join(f"\n--- {n} log:\n{t}" for n, t in tails.items())
+
+
+def _owned_by(obj: dict[str, Any], kind: str, name: str) -> bool:
+    return any(
+        r["kind"] == kind and r["name"] == name and r.get("controller")
+        for r in obj["metadata"].get("ownerReferences", [])
+    )
+
+
+def _wait_running(plane: controlplane.ControlPlane, trainjob: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """The TrainJob's pods once `count` of them run and its status counts every child Job ready."""
+    client = plane.client()
+    name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        pods = client.list("v1", "Pod", namespace, f"{JOBSET_NAME}={name}")
+        stored = client.get(client.path_of(trainjob)) or {}
+        jobs_status = stored.get("status", {}).get("jobsStatus", [])
+        if (
+            len(pods) == count
+            and all(p["status"].get("phase") == "Running" for p in pods)
+            and jobs_status
+            and all(s.get("ready", 0) >= 1 for s in jobs_status)
+        ):
+            return pods
+        time.sleep(0.5)
+    pytest.fail(f"{name}: not {count} pods Running and ready in the TrainJob's status in {WAIT:.0f} s\n"
+                f"{_diagnose(plane, namespace)}")  # fmt: skip
+
+
+def _assert_chain(client: Client, trainjob: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """TrainJob -> JobSet -> Jobs -> pods, each owned by the one before; the Jobs by replicated job name."""
+    name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+    made = client.get(f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/{name}")
+    assert made is not None, "Trainer made no JobSet"
+    assert _owned_by(made, "TrainJob", name), made["metadata"].get("ownerReferences")
+    jobs = client.list("batch/v1", "Job", namespace, f"{JOBSET_NAME}={name}")
+    assert jobs and all(_owned_by(j, "JobSet", name) for j in jobs), "JobSet made no Jobs of its own"
+    by_name = {j["metadata"]["name"]: j for j in jobs}
+    for pod in pods:
+        assert any(_owned_by(pod, "Job", job) for job in by_name), f"{pod['metadata']['name']} has no Job owner"
+    return {j["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"]: j for j in jobs}
+
+
+def _assert_placed(client: Client, pods: list[dict[str, Any]], count: int) -> None:
+    """One pod a node, every node of the pool."""
+    nodes = {p["spec"].get("nodeName") for p in pods}
+    assert None not in nodes and len(nodes) == count, f"not one pod a node: {sorted(map(str, nodes))}"
+    for node in nodes:
+        stored = client.get(f"/api/v1/nodes/{node}") or {}
+        assert node.startswith(f"{POOL}-"), f"{node} is not a node of pool {POOL}"
+        assert stored["metadata"]["labels"].get("nvidia.com/gpu.product") == "NVIDIA-H100-80GB-HBM3"
+
+
+def _container(pod: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in pod["spec"]["containers"] if c["name"] == "node")
+
+
+def _assert_fabric(pod: dict[str, Any], runtime_pod: dict[str, Any]) -> None:
+    """The runtime's fabric as the API server stored the pod: rails, RDMA device, GPUs, NCCL environment."""
+    meta = runtime_pod["metadata"]
+    want = next(c for c in runtime_pod["spec"]["containers"] if c["name"] == "node")
+    got = _container(pod)
+    networks = "k8s.v1.cni.cncf.io/networks"
+    assert pod["metadata"]["annotations"].get(networks) == meta["annotations"][networks]
+    for resource in ("nvidia.com/gpu", "rdma/rdma_shared_device_a"):
+        assert got["resources"]["limits"].get(resource) == want["resources"]["limits"][resource], resource
+    env = {e["name"]: e.get("value") for e in got.get("env", [])}
+    for var in want["env"]:
+        if var["name"].startswith("NCCL_"):
+            assert env.get(var["name"]) == var["value"], var["name"]
+    assert "IPC_LOCK" in got.get("securityContext", {}).get("capabilities", {}).get("add", [])
+    assert pod["spec"]["nodeSelector"] == runtime_pod["spec"]["nodeSelector"]
+    # JobSet's pod webhook ran: it labels every JobSet pod with the priority admission gave it.
+    assert pod["metadata"]["labels"].get("jobset.sigs.k8s.io/priority") == str(pod["spec"].get("priority", 0))
+
+
+def _template(runtime: dict[str, Any], replicated: str) -> dict[str, Any]:
+    spec = runtime["spec"]["template"]["spec"]
+    job = next(r for r in spec["replicatedJobs"] if r["name"] == replicated)
+    return dict(job["template"]["spec"]["template"])
+
+
+def _delete(client: Client, trainjob: dict[str, Any]) -> None:
+    client.delete(trainjob)
+    name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+    deadline = time.monotonic() + WAIT
+    while client.get(client.path_of(trainjob)) is not None or client.list(
+        "v1", "Pod", namespace, f"{JOBSET_NAME}={name}"
+    ):
+        assert time.monotonic() < deadline, f"{name} was not deleted"
+        time.sleep(0.5)
+
+
+def test_a_torch_trainjob_becomes_a_jobset_whose_pods_carry_the_runtimes_fabric_on_the_pools_nodes(
+    cluster: tuple[controlplane.ControlPlane, Rendered],
+) -> None:
+    plane, rendered = cluster
+    client = plane.client()
+    trainjob = _trainjob(rendered, "llama-pretrain")
+    runtime = _runtime(rendered, trainjob["spec"]["runtimeRef"]["name"])
+    nodes = trainjob["spec"]["trainer"]["numNodes"]
+    client.apply(trainjob)
+    pods = _wait_running(plane, trainjob, nodes)
+    jobs = _assert_chain(client, trainjob, pods)
+    assert set(jobs) == {"node"}
+    assert jobs["node"]["spec"]["parallelism"] == nodes
+    _assert_placed(client, pods, nodes)
+    want = trainjob["spec"]["trainer"]
+    for pod in pods:
+        _assert_fabric(pod, _template(runtime, "node"))
+        got = _container(pod)
+        assert got["image"] == want["image"] and got["command"] == want["command"]
+        assert got["resources"]["requests"] == want["resourcesPerNode"]["requests"]
+        env = {e["name"]: e.get("value") for e in got["env"]}
+        # Trainer's torch plugin: torchrun's rendezvous from the TrainJob's shape.
+        assert env["PET_NNODES"] == str(nodes) and env["PET_NPROC_PER_NODE"] == str(want["numProcPerNode"])
+        claims = {
+            v["persistentVolumeClaim"]["claimName"] for v in pod["spec"]["volumes"] if "persistentVolumeClaim" in v
+        }
+        assert claims == {"training-checkpoints", "training-dataset"}, "the TrainJob's runtime patch is lost"
+    stored = client.get(client.path_of(trainjob)) or {}
+    # Trainer's defaulting webhook ran: it stamps each runtime patch with the time it was made.
+    assert all(patch.get("time") for patch in stored["spec"]["runtimePatches"]), stored["spec"]["runtimePatches"]
+    assert not [c for c in stored["status"].get("conditions", []) if c["type"] == "Failed" and c["status"] == "True"]
+    [status] = stored["status"]["jobsStatus"]
+    assert status["name"] == "node" and status["ready"] == 1 and status["active"] == 1
+    _delete(client, trainjob)
+
+    # The validating webhook holds a TrainJob to its runtime: naming none, it is refused at admission.
+    orphan = _trainjob(rendered, "llama-pretrain")
+    orphan["spec"]["runtimeRef"]["name"] = "h100-no-such-runtime"
+    with pytest.raises(ClientError, match=trainer.VALIDATOR):
+        client.apply(orphan)
+    assert client.get(client.path_of(orphan)) is None, "the refused TrainJob was stored"
+
+
+def test_a_deepspeed_trainjob_runs_its_launcher_as_a_node_with_a_hostfile_of_every_node(
+    cluster: tuple[controlplane.ControlPlane, Rendered],
+) -> None:
+    plane, rendered = cluster
+    client = plane.client()
+    trainjob = _trainjob(rendered, "ds-finetune")
+    runtime = _runtime(rendered, trainjob["spec"]["runtimeRef"]["name"])
+    assert runtime["spec"]["mlPolicy"]["mpi"]["runLauncherAsNode"]
+    nodes = trainjob["spec"]["trainer"]["numNodes"]
+    client.apply(trainjob)
+    # The launcher is one of the nodes: numNodes pods in all, one of them the launcher.
+    pods = _wait_running(plane, trainjob, nodes)
+    jobs = _assert_chain(client, trainjob, pods)
+    assert set(jobs) == {"node", "launcher"}
+    assert jobs["node"]["spec"]["parallelism"] == nodes - 1 and jobs["launcher"]["spec"]["parallelism"] == 1
+    _assert_placed(client, pods, nodes)
+    by_job = {p["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"]: p for p in pods}
+    for role, pod in by_job.items():
+        _assert_fabric(pod, _template(runtime, role))
+        mounts = {m["mountPath"] for m in _container(pod).get("volumeMounts", [])}
+        # Trainer's SSH keys where the runtime says, and the TrainJob's own volumes from its runtime patch.
+        wanted = {runtime["spec"]["mlPolicy"]["mpi"]["sshAuthMountPath"], "/etc/deepspeed", "/checkpoints"}
+        assert wanted | ({"/etc/mpi"} if role == "launcher" else set()) <= mounts, f"{role}: {sorted(mounts)}"
+    launcher = _container(by_job["launcher"])
+    assert launcher["command"] == trainjob["spec"]["trainer"]["command"]
+    assert _container(by_job["node"])["command"] == _container(_template(runtime, "node"))["command"], "sshd"
+    # JobSet started the launcher only once the node Job was ready (the runtime's dependsOn).
+    node_ready = next(c["lastTransitionTime"] for c in by_job["node"]["status"]["conditions"] if c["type"] == "Ready")
+    assert by_job["launcher"]["metadata"]["creationTimestamp"] >= node_ready
+    # Trainer's MPI plugin: the hostfile lists every node, the launcher among them, with a slot per GPU.
+    name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+    hostfile = client.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}-mpi-hostfile")
+    assert hostfile is not None, "no hostfile"
+    hosts = hostfile["data"]["hostfile"].split()
+    slots = trainjob["spec"]["trainer"]["numProcPerNode"]
+    assert hosts.count(f"slots={slots}") == nodes and any("launcher" in h for h in hosts), hosts
+    secret = client.get(f"/api/v1/namespaces/{namespace}/secrets/{name}-mpi-ssh-auth")
+    assert secret is not None and secret["type"] == "kubernetes.io/ssh-auth"
+    stored = client.get(client.path_of(trainjob)) or {}
+    statuses = {s["name"]: s for s in stored["status"]["jobsStatus"]}
+    assert set(statuses) == {"node", "launcher"} and all(s["ready"] == 1 for s in statuses.values()), json.dumps(
+        statuses
+    )

@@ -10,6 +10,7 @@ they injected into the stored pod specs, the nodes the pods are bound to and the
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from components.render import Rendered, render
 from components.simulate import apply, mpi_operator, training_operator, volumes
 from components.simulate.client import Client, ClientError
 from components.simulate.controlplane import ControlPlane
+from components.simulate.nodes import KWOK_ANNOTATION
 from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
@@ -29,11 +31,13 @@ pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 120.0
+SETTLE = 5.0
 JOB_KINDS = ("Job", "PyTorchJob", "MPIJob", "TrainJob")
 JOB_NAME = "training.kubeflow.org/job-name"
 REPLICA_TYPE = "training.kubeflow.org/replica-type"
 JOB_ROLE = "training.kubeflow.org/job-role"
 POOL = "h100"
+SYSTEM_NODE = "system-0"
 
 T = TypeVar("T")
 
@@ -55,14 +59,30 @@ def cluster(control_plane, kwok_binary, definitions, tmp_path) -> tuple[ControlP
     rendered = _without_gang_scheduler(tmp_path)
     assert training_operator.installed(rendered) and mpi_operator.installed(rendered)
     plane = cluster_of(control_plane, kwok_binary, definitions, rendered.stack)
+    client = plane.client()
+    client.apply(_system_node())
     training_operator.start(plane, rendered)
     mpi_operator.start(plane, rendered)
-    client = plane.client()
     rest = [o for o in rendered.objects if o["kind"] not in JOB_KINDS]
     refused = [o for o in apply.apply_all(client, rest + volumes.stand_ins(rest)) if not o.accepted and not o.skipped]
     assert not refused, refused
     _until(plane, "claims bound", lambda: all(c["status"].get("phase") == "Bound" for c in _claims(client)))
     return plane, rendered
+
+
+def _system_node() -> dict[str, Any]:
+    """A node with no GPU and no taint, as the existing cluster has for what is not a GPU pod (mpirun's launcher)."""
+    resources = {"cpu": "16", "memory": "64Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": SYSTEM_NODE,
+            "labels": {"kubernetes.io/hostname": SYSTEM_NODE, "kubernetes.io/os": "linux", "type": "kwok"},
+            "annotations": {KWOK_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+        },
+        "status": {"capacity": resources, "allocatable": resources},
+    }
 
 
 def _claims(client: Client) -> list[dict[str, Any]]:
@@ -162,8 +182,10 @@ def test_the_training_operator_runs_the_pytorchjob_and_the_mpi_operator_the_mpij
     nodes = {p["spec"]["nodeName"] for p in workers}
     assert len(nodes) == 2 and all(n.startswith(f"{POOL}-") for n in nodes), nodes
     # Workers answer (kwok makes them Ready), so under WaitForWorkersReady the launcher is made now.
-    launchers = _until(plane, "the nccl-allreduce launcher", lambda: _pods(client, mpi, f"{JOB_ROLE}=launcher"))
-    assert len(launchers) == 1
+    [launcher] = _until(
+        plane, "the nccl-allreduce launcher Running", lambda: _running(_pods(client, mpi, f"{JOB_ROLE}=launcher"), 1)
+    )
+    assert launcher["spec"]["nodeName"] == SYSTEM_NODE
     launcher_job = client.get("/apis/batch/v1/namespaces/training/jobs/nccl-allreduce-launcher")
     assert launcher_job is not None
     assert launcher_job["spec"]["backoffLimit"] == mpi["spec"]["runPolicy"]["backoffLimit"]
@@ -176,3 +198,101 @@ def test_the_training_operator_runs_the_pytorchjob_and_the_mpi_operator_the_mpij
     secret = client.get("/api/v1/namespaces/training/secrets/nccl-allreduce-ssh")
     assert secret is not None and secret["type"] == "kubernetes.io/ssh-auth"
     _delete(plane, mpi)
+
+
+def _restart(client: Client, pod: dict[str, Any], container: str, count: int) -> None:
+    """Report what the kubelet reports once `container` has been restarted in place `count` times."""
+    path = f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{pod['metadata']['name']}/status"
+    for _ in range(10):
+        stored = client.get(path)
+        assert stored is not None, f"{pod['metadata']['name']} is gone"
+        statuses = stored["status"].setdefault("containerStatuses", [])
+        entry = next((s for s in statuses if s["name"] == container), None)
+        if entry is None:
+            image = next(c["image"] for c in stored["spec"]["containers"] if c["name"] == container)
+            entry = {"name": container, "image": image, "imageID": "", "ready": True, "state": {"running": {}}}
+            statuses.append(entry)
+        entry["restartCount"] = count
+        try:
+            client.request("PUT", path, json.dumps(stored).encode(), "application/json")
+            return
+        except ClientError as exc:
+            if exc.code != 409:  # another writer (kwok) in between: read again
+                raise
+    pytest.fail(f"could not report the restarts of {pod['metadata']['name']}")
+
+
+def _holds(plane: ControlPlane, what: str, check: Callable[[], bool], seconds: float = SETTLE) -> None:
+    """check() stays true for `seconds` (long enough for the operators to have reconciled what changed)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert check(), what
+        time.sleep(0.5)
+
+
+def test_the_operators_fail_a_job_after_the_retries_the_stack_promises(cluster) -> None:
+    """backoffLimit is whole-job retries: the PyTorchJob states it in container restarts of all its pods
+    (OnFailure), the MPIJob as its launcher's retries (components/manifests/failure.py)."""
+    plane, rendered = cluster
+    client = plane.client()
+    plan = next(j for j in rendered.stack.jobs if j.name == "llama-finetune")
+    retries = plan.spec.backoff_limit
+    assert retries > 1
+
+    job = _job(rendered, "PyTorchJob", "llama-finetune")
+    client.apply(job)
+    pods = _until(plane, "4 llama-finetune pods Running", lambda: _running(_pods(client, job), 4))
+    _until(plane, "llama-finetune Running", lambda: _conditions(client, job).get("Running") == "True")
+    # Each fault stops every rank: torchrun's container in every pod restarts once.
+    for fault in range(1, retries):
+        for pod in pods:
+            _restart(client, pod, "pytorch", fault)
+    _holds(
+        plane,
+        f"llama-finetune running after {retries - 1} whole-job retries",
+        lambda: _conditions(client, job).get("Failed") != "True" and len(_pods(client, job)) == 4,
+    )
+    for pod in pods:
+        _restart(client, pod, "pytorch", retries)
+    _until(
+        plane,
+        f"llama-finetune Failed after {retries} retries",
+        lambda: _conditions(client, job).get("Failed") == "True",
+    )
+    stored = client.get(client.path_of(job)) or {}
+    [message] = [c["message"] for c in stored["status"]["conditions"] if c["type"] == "Failed"]
+    assert "backoff limit" in message, message
+    # cleanPodPolicy Running: ranks left hanging in collectives give their GPUs back.
+    _until(plane, "the failed job's running pods deleted", lambda: not _pods(client, job))
+
+    mpi = _job(rendered, "MPIJob", "nccl-allreduce")
+    limit = mpi["spec"]["runPolicy"]["backoffLimit"]
+    client.apply(mpi)
+    _until(plane, "2 nccl-allreduce workers Running", lambda: _running(_pods(client, mpi, f"{JOB_ROLE}=worker"), 2))
+    [launcher] = _until(
+        plane, "the nccl-allreduce launcher Running", lambda: _running(_pods(client, mpi, f"{JOB_ROLE}=launcher"), 1)
+    )
+    launcher_job = "/apis/batch/v1/namespaces/training/jobs/nccl-allreduce-launcher"
+
+    def failed(path: str) -> dict[str, Any] | None:
+        stored = client.get(path) or {}
+        return next(
+            (
+                c
+                for c in stored.get("status", {}).get("conditions", [])
+                if c["type"] == "Failed" and c["status"] == "True"
+            ),
+            None,
+        )
+
+    _restart(client, launcher, "launcher", limit - 1)
+    _holds(
+        plane,
+        f"nccl-allreduce running after {limit - 1} launcher retries",
+        lambda: failed(launcher_job) is None and _conditions(client, mpi).get("Failed") != "True",
+    )
+    _restart(client, launcher, "launcher", limit)
+    condition = _until(plane, f"the launcher's Job Failed after {limit} retries", lambda: failed(launcher_job))
+    assert condition["reason"] == "BackoffLimitExceeded", condition
+    _until(plane, "nccl-allreduce Failed", lambda: _conditions(client, mpi).get("Failed") == "True")
+    _until(plane, "its workers deleted", lambda: not _pods(client, mpi, f"{JOB_ROLE}=worker"))

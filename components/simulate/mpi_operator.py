@@ -1,0 +1,74 @@
+"""The MPI Operator (MPIJob v2beta1) as a process.
+
+It runs with the args of the upstream standalone overlay's Deployment after the stack's own patch
+(components/addons/operators.py), and the kubeconfig. Two things of v0.8.0 have no flag: it always takes part
+in leader election (a Lease in --lock-namespace, which the overlay's Namespace provides; alone, it leads at
+once), and it always serves its health check on :8080 of every interface.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+from components.addons.operators import MPI_NAME
+from components.render import Rendered
+from components.simulate import engines, overlays
+from components.simulate.controlplane import ControlPlane, StartError
+
+MODULE = "github.com/kubeflow/mpi-operator"
+ENGINE = engines.Engine(MPI_NAME, {"mpi-operator": f"{MODULE}/cmd/mpi-operator"})
+VERSION_NOTE: str | None = None
+OVERLAY = "manifests/overlays/standalone"
+CONTAINER = "mpi-operator"
+HEALTH_PORT = 8080
+"""Fixed in cmd/mpi-operator/app/server.go."""
+READY_LINE = "Started workers"
+"""What the controller logs once its informers are synced and its workers run."""
+READY_TIMEOUT = 120.0
+
+
+def installed(rendered: Rendered) -> bool:
+    """Whether the stack installs the MPI Operator."""
+    return any(r.name == MPI_NAME for r in rendered.addons.remotes)
+
+
+def upstream(rendered: Rendered) -> list[dict[str, Any]]:
+    """The standalone overlay's objects at the pinned version, as the stack patches them."""
+    root = engines.download(MODULE, engines.pinned(ENGINE, MODULE))
+    patch = rendered.addons.patches[MPI_NAME]
+    return [p for o in overlays.build(root / OVERLAY) if (p := patch(copy.deepcopy(o))) is not None]
+
+
+def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:
+    """Build and start the MPI Operator against `plane`, configured as the stack configures it; return once
+    its caches are synced and its workers run."""
+    binary = engines.build(ENGINE, progress)["mpi-operator"]
+    objects = upstream(rendered)
+    deployment, container = overlays.container(objects, MPI_NAME, CONTAINER)
+    client = plane.client()
+    for obj in objects:
+        if obj["kind"] == "Namespace":  # where its leader-election Lease lives
+            client.apply(obj)
+    with socket.socket() as probe:
+        try:
+            probe.bind(("", HEALTH_PORT))
+        except OSError:
+            raise StartError(
+                f"the MPI Operator serves its health check on :{HEALTH_PORT} (no flag moves it), which is taken"
+            ) from None
+    progress(f"starting the MPI Operator {engines.pinned(ENGINE, MODULE)}")
+    process = plane.start(
+        MPI_NAME,
+        [str(binary), *container.get("args", [])],
+        env={**overlays.env_of(deployment, container, f"{MPI_NAME}-simulated"), "KUBECONFIG": str(plane.kubeconfig)},
+    )
+    deadline = time.monotonic() + READY_TIMEOUT
+    while READY_LINE not in process.log.read_text(errors="replace"):
+        plane.check_alive()
+        if time.monotonic() > deadline:
+            raise StartError(f"the MPI Operator did not start its workers in {READY_TIMEOUT:.0f}s:\n{process.tail()}")
+        time.sleep(0.5)

@@ -51,6 +51,9 @@ SOURCES: tuple[CrdSource, ...] = (
                 "workloadpriorityclasses",
                 "workloads",
                 "provisioningrequestconfigs",
+                # Kueue's manager sets up MultiKueue's indexes at start and exits when these are not served.
+                "multikueueclusters",
+                "multikueueconfigs",
             )
         ),
     ),

@@ -33,6 +33,10 @@ class Engine:
     name: str
     binaries: dict[str, str]
     """Binary name -> Go package (a main package listed in the module's `tool` directives)."""
+    stamp: str | None = None
+    """A pinned module whose version the binaries report as theirs (k8s.io/component-base/version), as the
+    upstream release build stamps it: built from a module, a server says v0.0.0-master+$Format:%H$, which
+    clients that parse the server's version (Kueue) refuse."""
 
     @property
     def module_dir(self) -> Path:
@@ -48,6 +52,7 @@ KUBERNETES = Engine(
         "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
         "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
     },
+    stamp="k8s.io/kubernetes",
 )
 """The control plane, at the Kubernetes minor our stacks default to, with the etcd that release requires."""
 KWOK = Engine("kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"})
@@ -90,7 +95,20 @@ def key(engine: Engine) -> str:
     digest = hashlib.sha256(_go_version().encode())
     for name in ("go.mod", "go.sum"):
         digest.update((engine.module_dir / name).read_bytes())
+    if flags := _ldflags(engine):
+        digest.update(" ".join(flags).encode())
     return digest.hexdigest()[:12]
+
+
+def _ldflags(engine: Engine) -> list[str]:
+    """The linker flags that stamp `engine.stamp`'s pinned version into its binaries (none without a stamp)."""
+    if engine.stamp is None:
+        return []
+    version = pinned(engine, engine.stamp)
+    major, minor = version.lstrip("v").split(".")[:2]
+    package = "k8s.io/component-base/version"
+    stamps = {"gitVersion": version, "gitMajor": major, "gitMinor": minor}
+    return ["-ldflags", " ".join(f"-X {package}.{name}={value}" for name, value in stamps.items())]
 
 
 def install_dir(engine: Engine) -> Path:
@@ -114,7 +132,7 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
         try:
             for binary, package in engine.binaries.items():
                 progress(f"building {binary} from {package} (first run only)")
-                _run([go(), "build", "-o", str(staging / binary), package], engine.module_dir)
+                _run([go(), "build", *_ldflags(engine), "-o", str(staging / binary), package], engine.module_dir)
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)  # all or nothing: a half-built folder is never taken for a cache hit
         finally:

@@ -10,7 +10,7 @@ from components.manifests.plan import JobPlan
 from components.manifests.pytorchjob import pytorchjob
 from components.manifests.tfjob import tfjob
 from components.manifests.trainingruntime import choose_runtime, job_runtime
-from components.manifests.trainjob import trainjob
+from components.manifests.trainjob import gang_size, trainjob
 
 
 def objects(plan: JobPlan) -> list[dict[str, Any]]:
@@ -30,6 +30,8 @@ def objects(plan: JobPlan) -> list[dict[str, Any]]:
         choice = choose_runtime(plan)
         if choice.reasons:
             out.append(job_runtime(plan))
+        if plan.scheduler == "volcano" and (plan.spec.training_runtime or "torch") != "torch":
+            out.append(gang.podgroup(plan, plan.name, gang_size(plan)))
         out.append(trainjob(plan, choice))
     else:
         out.append(indexedjob.service(plan))

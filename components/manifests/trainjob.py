@@ -49,6 +49,17 @@ def trainjob(job: JobPlan, choice: RuntimeChoice | None = None) -> dict[str, Any
     }
 
 
+def gang_size(job: JobPlan) -> int:
+    """The pods Volcano must place together for an MPI-style TrainJob: its nodes' pods, less the launcher.
+
+    Trainer v2.3.0's Volcano plugin counts every pod in its PodGroup, the launcher too, while the runtime makes
+    the launcher only once the nodes are Ready: the gang never forms (found by `simulate`, as kubeflow/mpi-operator
+    #608 for MPIJobs). The job's own PodGroup, made first under the TrainJob's name, counts the nodes alone, and
+    Trainer leaves a PodGroup that exists as it is; the launcher joins the running group.
+    """
+    return max(job.nodes - 1, 1)
+
+
 def _command(job: JobPlan, runtime: str) -> list[str]:
     """torchrun (Trainer sets its node count, rank and master as PET_* variables) or mpirun, and the program."""
     if runtime == "torch":

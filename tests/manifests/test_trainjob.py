@@ -122,8 +122,8 @@ def test_a_deepspeed_trainjob_runs_mpirun_and_patches_both_pod_sets() -> None:
 
 def test_a_job_on_its_own_runtime_emits_it_before_the_trainjob() -> None:
     objects = trainingjob.objects(train(runtime="mpi", scheduler={"priorityClass": "training-high"}))
-    assert [o["kind"] for o in objects] == ["TrainingRuntime", "TrainJob"]
-    assert objects[1]["spec"]["runtimeRef"] == {
+    assert [o["kind"] for o in objects] == ["TrainingRuntime", "PodGroup", "TrainJob"]
+    assert objects[-1]["spec"]["runtimeRef"] == {
         "apiGroup": "trainer.kubeflow.org",
         "kind": "TrainingRuntime",
         "name": "train",
@@ -194,3 +194,27 @@ def test_every_trainjob_and_its_runtime_validate(
         fields["scheduler"] = {"priorityClass": "training-high"}
     objects = trainingjob.objects(train(fabric, scheduler, "research" if scheduler != "none" else None, **fields))
     assert_valid(*objects)
+
+
+@pytest.mark.parametrize("runtime", ["mpi", "deepspeed"])
+def test_an_mpi_trainjob_under_volcano_gangs_its_nodes_and_lets_the_launcher_join_once_they_are_ready(runtime) -> None:
+    """Trainer's own PodGroup counts the launcher, which the runtime makes only once the nodes are Ready: that gang
+    never forms (seen on the real Trainer and Volcano in simulate). The job's PodGroup comes first and counts the
+    nodes' pods alone."""
+    planned = train(runtime=runtime, nodes=4, scheduler={"priorityClass": "training-high"})
+    objects = trainingjob.objects(planned)
+    kinds = [o["kind"] for o in objects]
+    assert kinds.index("PodGroup") < kinds.index("TrainJob")
+    group = next(o for o in objects if o["kind"] == "PodGroup")
+    job = objects[-1]
+    assert group["metadata"]["name"] == job["metadata"]["name"], "Trainer's pods join the group named as the job"
+    assert group["spec"]["minMember"] == 3, "the nodes' Job: 4 nodes less the launcher, which is one of them"
+    assert group["spec"]["queue"] == "research"
+    assert group["spec"]["priorityClassName"] == "training-high"
+    assert_valid(*objects)
+
+
+@pytest.mark.parametrize(("runtime", "kind"), [("torch", "volcano"), ("mpi", "kueue"), ("mpi", "none")])
+def test_other_trainjobs_leave_the_gang_to_trainer_or_kueue(runtime, kind) -> None:
+    objects = trainingjob.objects(train(runtime=runtime, kind=kind, queue="research" if kind != "none" else None))
+    assert "PodGroup" not in [o["kind"] for o in objects]

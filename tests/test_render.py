@@ -63,3 +63,20 @@ def test_every_pool_line_and_gate_state_the_nccl_its_fabric_settings_need(path: 
         (job,) = [o for o in rendered.objects if o["kind"] == "Job" and o["metadata"]["name"] == check.name]
         variables = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
         assert variables["MIN_NCCL"] == (min_nccl(check.pool.fabric, variables) or "")
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gke"])
+def test_each_job_is_a_workload_whose_objects_are_the_stacks_and_whose_last_object_makes_the_pods(stack) -> None:
+    rendered = render(resolve_file(REPO / f"Pulumi.{stack}.yaml"))
+    keys = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in rendered.objects]
+    gates = [w for w in rendered.workloads if w.gate]
+    assert len(gates) == len(rendered.stack.checks)
+    assert rendered.workloads[: len(gates)] == tuple(gates), "the fabric checks first: the jobs wait for them"
+    assert [w.plan.name for w in rendered.workloads if not w.gate] == [p.name for p in rendered.stack.jobs]
+    for workload in rendered.workloads:
+        for obj in workload.objects:
+            assert (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"]) in keys
+        assert workload.workload["metadata"]["name"] == workload.plan.name
+        assert workload.workload["kind"] in ("Job", "PyTorchJob", "MPIJob", "TFJob", "TrainJob")
+        mpi = workload.plan.spec.launcher == "mpi"
+        assert workload.pods == workload.plan.nodes + (1 if mpi else 0)

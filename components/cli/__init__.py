@@ -1,4 +1,5 @@
-"""`python -m components render | check`: a stack's objects, and the policy review of them, offline."""
+"""`python -m components render | check | simulate`: a stack's objects and the policy review of them, offline, and
+its jobs on a simulated cluster."""
 
 from __future__ import annotations
 
@@ -49,15 +50,54 @@ def main(argv: list[str] | None = None) -> int:
         choices=("volcano", "kueue", "none"),
         help="the cluster's gang scheduler (default: from the stack or the rendered add-ons)",
     )
+    simulate_cmd = commands.add_parser(
+        "simulate",
+        help="run the stack's jobs on a local control plane with its real schedulers and operators, on fake GPU nodes",
+    )
+    source = simulate_cmd.add_mutually_exclusive_group()
+    source.add_argument("--stack", "-s", default="dev", help="read Pulumi.<stack>.yaml (default: dev)")
+    source.add_argument("--config", type=Path, help="read this stack file instead")
+    simulate_cmd.add_argument(
+        "--nodes", type=_positive, help="fake nodes per pool (default: the pool's maxNodes, at most 64)"
+    )
+    simulate_cmd.add_argument(
+        "--timeout", type=_positive, default=120, help="seconds each job may take to schedule (default: 120)"
+    )
+    simulate_cmd.add_argument(
+        "--keep", action="store_true", help="leave the cluster running, every job applied, for kubectl"
+    )
+    simulate_cmd.add_argument("--format", choices=("table", "json"), default="table", help="output (default: table)")
     args = parser.parse_args(argv)
     try:
+        if args.command == "simulate":
+            return _simulate(args)
         return _render(args) if args.command == "render" else _check(args, parser)
     except ConfigError as exc:
         print(f"error: {exc}" if len(exc.issues) == 1 else f"error: {len(exc.issues)} problems\n{exc}", file=sys.stderr)
-        return 2 if args.command == "check" else 1
+        return 2 if args.command in ("check", "simulate") else 1
     except json.JSONDecodeError as exc:
         print(f"error: the policy config is not JSON: {exc}", file=sys.stderr)
         return 2
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from components.cli.simulate import simulate
+
+    path = args.config or Path(f"Pulumi.{args.stack}.yaml")
+    name = path.stem.removeprefix("Pulumi.") if args.config else args.stack
+    report, code = simulate(path, name, nodes=args.nodes, timeout=args.timeout, keep=args.keep, output=args.format)
+    print(report, file=sys.stdout if code != 2 else sys.stderr)
+    return code
 
 
 def _render(args: argparse.Namespace) -> int:

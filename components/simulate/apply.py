@@ -13,6 +13,10 @@ from components.simulate.crds import UNAVAILABLE
 ESTABLISH_TIMEOUT = 60.0
 
 
+class ApplyError(RuntimeError):
+    """The cluster did not take the stack's objects as a deploy would: the API server's or controller's words."""
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What the API server said of one object: accepted, refused (with its message) or skipped (why)."""

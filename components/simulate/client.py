@@ -119,9 +119,9 @@ class Client:
             path += "?" + urllib.parse.urlencode({"labelSelector": selector})
         return list((self.get(path) or {}).get("items", []))
 
-    def delete(self, obj: dict[str, Any]) -> None:
-        """Delete `obj` with foreground propagation; a missing object is no error."""
-        body = json.dumps({"propagationPolicy": "Foreground"}).encode()
+    def delete(self, obj: dict[str, Any], propagation: str = "Foreground") -> None:
+        """Delete `obj` (by default its dependents first); a missing object is no error."""
+        body = json.dumps({"propagationPolicy": propagation}).encode()
         try:
             self.request("DELETE", self.path_of(obj), body, "application/json")
         except ClientError as exc:

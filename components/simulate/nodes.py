@@ -7,6 +7,8 @@ from typing import Any
 from components.allocatable import allocatable
 from components.pool import Pool
 
+POOL_ANNOTATION = "gpu-training/simulated-pool"
+"""Which of the stack's pools a fake node stands for (an annotation: nothing schedules by it)."""
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 """The annotation kwok is told to manage nodes by: only our fake nodes, never a real one."""
 UNFIXED_DEVICES = "64"
@@ -14,6 +16,8 @@ UNFIXED_DEVICES = "64"
 UNKNOWN_CPU, UNKNOWN_MEMORY = "64", "512Gi"
 """cpu and memory of a fake node whose machine the catalog does not know."""
 PODS = "110"
+CPU_NODE_CPU, CPU_NODE_MEMORY = "16", "64Gi"
+"""A general-purpose node's size (an m5.4xlarge's order), for launchers and other CPU pods."""
 
 
 def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
@@ -46,6 +50,36 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
     return labels
 
 
+def _node(
+    name: str, labels: dict[str, str], taints: list[dict[str, Any]], resources: dict[str, str], pool: str = ""
+) -> dict[str, Any]:
+    annotations = {KWOK_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"}
+    if pool:
+        annotations[POOL_ANNOTATION] = pool
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"taints": taints},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+
+
+def cpu_nodes(count: int) -> list[dict[str, Any]]:
+    """`count` untainted nodes without GPUs, for the pods that need none (MPI launchers)."""
+    resources = {"cpu": CPU_NODE_CPU, "memory": CPU_NODE_MEMORY, "pods": PODS}
+    return [
+        _node(
+            f"cpu-{i}",
+            {"kubernetes.io/hostname": f"cpu-{i}", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+             "type": "kwok"},
+            [],
+            resources,
+        )
+        for i in range(count)
+    ]  # fmt: skip
+
+
 def pool_nodes(pool: Pool, count: int) -> list[dict[str, Any]]:
     """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises."""
     offered = allocatable(pool)
@@ -53,20 +87,13 @@ def pool_nodes(pool: Pool, count: int) -> list[dict[str, Any]]:
     resources["cpu"] = offered.get("cpu") or UNKNOWN_CPU
     resources["memory"] = offered.get("memory") or UNKNOWN_MEMORY
     resources["pods"] = PODS
-    nodes = []
-    for index in range(count):
-        name = f"{pool.name}-{index}"
-        nodes.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": name,
-                    "labels": _labels(pool, name, index),
-                    "annotations": {KWOK_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
-                },
-                "spec": {"taints": [t.model_dump(exclude_none=True) for t in pool.taints]},
-                "status": {"capacity": resources, "allocatable": resources},
-            }
-        )
-    return nodes
+    taints = [t.model_dump(exclude_none=True) for t in pool.taints]
+    return [
+        _node(f"{pool.name}-{index}", _labels(pool, f"{pool.name}-{index}", index), taints, resources, pool.name)
+        for index in range(count)
+    ]
+
+
+def pool_of(node: dict[str, Any]) -> str | None:
+    """The pool a fake node stands for; None for a CPU node."""
+    return node["metadata"].get("annotations", {}).get(POOL_ANNOTATION)

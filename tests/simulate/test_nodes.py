@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from components.allocatable import allocatable
-from components.simulate.nodes import KWOK_ANNOTATION, UNFIXED_DEVICES, pool_nodes
+from components.simulate.nodes import KWOK_ANNOTATION, POOL_ANNOTATION, UNFIXED_DEVICES, cpu_nodes, pool_nodes, pool_of
 from components.simulate.volumes import stand_ins
 from components.topology import Level, Topology
 from tests.support.factories import pool
@@ -79,3 +79,20 @@ def test_each_claim_gets_one_volume_bound_to_it_unless_the_stack_makes_it() -> N
         "2Ti",
         ["ReadWriteMany"],
     )
+
+
+def test_cpu_nodes_are_untainted_and_have_no_gpus() -> None:
+    made = cpu_nodes(2)
+    assert [n["metadata"]["name"] for n in made] == ["cpu-0", "cpu-1"]
+    for node in made:
+        assert node["spec"]["taints"] == []
+        assert not [r for r in node["status"]["allocatable"] if r.endswith("/gpu")]
+        assert node["metadata"]["annotations"][KWOK_ANNOTATION] == "fake"
+        assert pool_of(node) is None
+
+
+def test_a_fake_node_says_which_pool_it_stands_for_in_an_annotation_nothing_schedules_by() -> None:
+    roce = pool("roce")
+    [node] = pool_nodes(roce, 1)
+    assert pool_of(node) == roce.name
+    assert POOL_ANNOTATION not in node["metadata"]["labels"]

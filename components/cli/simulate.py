@@ -1,0 +1,68 @@
+"""`python -m components simulate`: a stack's jobs on the real control plane, schedulers and operators."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from components.render import render
+from components.simulate import apply, controlplane, engines, simulation
+from components.simulate.report import Report
+from components.validation import resolve_file
+
+OK, NOT_SCHEDULED, USAGE = 0, 1, 2
+
+
+def _progress() -> Callable[[str], None]:
+    started = time.monotonic()
+
+    def say(message: str) -> None:
+        print(f"[{time.monotonic() - started:5.0f}s] {message}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep: bool, output: str) -> tuple[str, int]:
+    """Simulate the stack file at `path`; the report and the exit code (0 all whole, 1 not, 2 cannot run)."""
+    rendered = render(resolve_file(path))
+    progress = _progress()
+    folder = engines.cache_dir() / "runs" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:
+        with simulation.running(rendered, folder, nodes, progress, keep=keep) as cluster:
+            progress(f"cluster ready; kubeconfig: {cluster.plane.kubeconfig}")
+            report = Report(
+                stack=name,
+                scheduler=rendered.stack.scheduler,
+                kubeconfig=str(cluster.plane.kubeconfig),
+                nodes={**simulation.pool_sizes(rendered, nodes), "cpu": simulation.CPU_NODES},
+                controllers=cluster.controllers,
+                notes=cluster.notes,
+                kept=keep,
+            )
+            for workload in rendered.workloads:
+                meta = workload.workload["metadata"]
+                progress(f"placing {workload.workload['kind']} {meta['namespace']}/{meta['name']}")
+                report.placements.append(simulation.place(cluster, workload, timeout))
+                simulation.remove(cluster, workload)
+            if keep:
+                for workload in rendered.workloads:
+                    apply.apply_all(cluster.client, list(workload.objects))
+                _keep_note(cluster.plane, progress)
+    except engines.BuildError as exc:
+        return f"error: {exc}", USAGE
+    except controlplane.StartError as exc:
+        return f"error: the simulated cluster did not start: {exc}\nlogs: {folder}", USAGE
+    except apply.ApplyError as exc:
+        return f"error: {exc}\nlogs: {folder}", NOT_SCHEDULED
+    text = report.as_json() if output == "json" else report.table()
+    return text, OK if report.ok else NOT_SCHEDULED
+
+
+def _keep_note(plane: controlplane.ControlPlane, progress: Callable[[str], None]) -> None:
+    pids = plane.folder / "pids"
+    pids.write_text("".join(f"{p.popen.pid}\n" for p in plane.processes))
+    progress("left running with every job applied, as pulumi up leaves them:")
+    progress(f"  kubectl --kubeconfig {plane.kubeconfig} get nodes,pods -A")
+    progress(f"  stop it: kill -- $(sed 's/^/-/' {pids})")

@@ -1,0 +1,356 @@
+"""A stack on a simulated cluster: the real control plane, schedulers and operators, and kwok nodes shaped like its
+pools; each of its jobs placed in turn, and what the cluster did with it.
+
+What is real: the API server (schemas, defaults, CEL, webhooks), kube-scheduler, the gang schedulers and the
+operators the stack installs, configured as the stack configures them. What is not: the cloud (nodes exist from the
+start, as if the autoscaler had made them), device plugins and drivers (nodes advertise their resources directly),
+the DaemonSets of the Helm add-ons, and the fabric itself (pods run, nothing in them does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from components.manifests.meta import INSTANCE_LABEL
+from components.render import Rendered, Workload
+from components.simulate import (
+    apply,
+    controlplane,
+    crds,
+    engines,
+    jobset,
+    kueue,
+    kwok,
+    mpi_operator,
+    nodes,
+    trainer,
+    training_operator,
+    volcano,
+    volumes,
+)
+from components.simulate.client import Client
+
+NOT_SIMULATED = (
+    "the cloud: every pool's nodes exist from the start, as if its autoscaler had made them",
+    "device plugins and drivers: nodes advertise GPUs, EFA and RDMA devices directly",
+    "the DaemonSets of the Helm add-ons (GPU Operator, Network Operator, Multus, CSI drivers)",
+    "the fabric: pods run, but nothing runs in them (no NCCL, no bandwidth)",
+)
+"""What `simulate` does not simulate, said with every report."""
+
+CONTROLLERS: tuple[ModuleType, ...] = (volcano, kueue, jobset, trainer, training_operator, mpi_operator)
+"""The controllers a stack may install, in start order (JobSet before the Trainer that makes JobSets)."""
+NODE_CAP = 64
+"""Fake nodes per pool at most, unless --nodes says otherwise: enough for every job we have seen planned."""
+CPU_NODES = 2
+"""Untainted nodes without GPUs, for the pods that need none (MPI launchers, controllers' helpers)."""
+SETTLE = 0.5
+SETTLE_TIME = 10.0
+SETTLED = ("Running", "admitted", "-")
+"""A placed job's gang status once its scheduler has caught up."""
+
+
+@dataclass
+class Cluster:
+    """A running simulated cluster: its control plane, and the controllers started for the stack."""
+
+    plane: controlplane.ControlPlane
+    rendered: Rendered
+    controllers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Versions that differ from the stack's pins, and why."""
+
+    @property
+    def client(self) -> Client:
+        """A client of the cluster's API server."""
+        return self.plane.client()
+
+
+@dataclass
+class Placement:
+    """What the cluster did with one job: its gang, its pods, where they landed, and why any wait."""
+
+    job: str
+    """namespace/name."""
+    kind: str
+    pool: str
+    gate: bool
+    expected: int
+    """Pods the job runs at once (workers, and an MPI launcher)."""
+    created: int = 0
+    bound: int = 0
+    nodes: list[str] = field(default_factory=list)
+    off_pool: list[str] = field(default_factory=list)
+    """Nodes outside the job's pool that got one of its GPU pods."""
+    gang: str = "-"
+    """Kueue: the Workload admitted or pending; Volcano: the PodGroup's phase; no gang scheduler: -."""
+    seconds: float | None = None
+    """From apply until every pod was bound."""
+    reason: str = ""
+
+    @property
+    def whole(self) -> bool:
+        """Every pod of the job bound, its GPU pods on its own pool."""
+        return self.bound == self.expected and self.created == self.expected and not self.off_pool
+
+    def as_dict(self) -> dict[str, Any]:
+        """The placement for --format json."""
+        return {
+            "job": self.job,
+            "kind": self.kind,
+            "pool": self.pool,
+            "fabricCheck": self.gate,
+            "whole": self.whole,
+            "gang": self.gang,
+            "podsExpected": self.expected,
+            "podsCreated": self.created,
+            "podsBound": self.bound,
+            "nodes": self.nodes,
+            "offPool": self.off_pool,
+            "secondsToSchedule": self.seconds,
+            "reason": self.reason,
+        }
+
+
+def engines_for(rendered: Rendered) -> list[engines.Engine]:
+    """The engines a stack's simulation runs: the control plane, kwok, and each controller it installs."""
+    return [engines.KUBERNETES, engines.KWOK, *(c.ENGINE for c in CONTROLLERS if c.installed(rendered))]
+
+
+def build(rendered: Rendered, progress: Callable[[str], None]) -> dict[str, Path]:
+    """Every binary the simulation needs, built into the cache on first use."""
+    binaries: dict[str, Path] = {}
+    for engine in engines_for(rendered):
+        binaries |= engines.build(engine, progress)
+    return binaries
+
+
+def pool_sizes(rendered: Rendered, nodes_per_pool: int | None) -> dict[str, int]:
+    """Fake nodes per pool: `nodes_per_pool`, else the pool's maxNodes up to NODE_CAP."""
+    return {
+        name: nodes_per_pool if nodes_per_pool is not None else min(pool.max_nodes, NODE_CAP)
+        for name, pool in rendered.stack.pools.items()
+    }
+
+
+@contextmanager
+def running(
+    rendered: Rendered,
+    folder: Path,
+    nodes_per_pool: int | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+    keep: bool = False,
+) -> Iterator[Cluster]:
+    """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`."""
+    binaries = build(rendered, progress)
+    plane = controlplane.start(folder, binaries, progress)
+    try:
+        cluster = Cluster(plane, rendered)
+        progress("starting kwok and installing the add-ons' CRDs")
+        kwok.start(plane, binaries["kwok"])
+        client = plane.client()
+        apply.install_crds(client, crds.definitions())
+        sizes = pool_sizes(rendered, nodes_per_pool)
+        progress("making nodes: " + ", ".join(f"{n} x {name}" for name, n in sizes.items()) + f", {CPU_NODES} x cpu")
+        for name, pool in rendered.stack.pools.items():
+            for node in nodes.pool_nodes(pool, sizes[name]):
+                client.apply(node)
+        for node in nodes.cpu_nodes(CPU_NODES):
+            client.apply(node)
+        for controller in CONTROLLERS:
+            if controller.installed(rendered):
+                label = controller.__name__.rpartition(".")[2].replace("_", "-")
+                progress(f"starting {label}")
+                controller.start(plane, rendered, progress)
+                cluster.controllers.append(label)
+                if controller.VERSION_NOTE:
+                    cluster.notes.append(controller.VERSION_NOTE)
+        progress("applying the stack's platform objects")
+        jobs = {apply.key(o) for w in rendered.workloads for o in w.objects}
+        platform = [o for o in rendered.objects if apply.key(o) not in jobs]
+        outcomes = apply.apply_all(client, [*platform, *volumes.stand_ins(list(rendered.objects))])
+        refused = [f"{o.key}: {o.message}" for o in outcomes if not o.accepted and not o.skipped]
+        if refused:
+            raise apply.ApplyError("the API server refused the stack's objects:\n  " + "\n  ".join(refused))
+        _wait_claims_bound(client)
+        _wait_queues_open(client, platform)
+        yield cluster
+    finally:
+        if not keep:
+            plane.stop()
+
+
+def _wait_claims_bound(client: Client, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pending := [c for c in client.list("v1", "PersistentVolumeClaim") if c["status"].get("phase") != "Bound"]:
+        if time.monotonic() > deadline:
+            names = ", ".join(f"{c['metadata']['namespace']}/{c['metadata']['name']}" for c in pending)
+            raise apply.ApplyError(f"claims not bound to their stand-in volumes: {names}")
+        time.sleep(SETTLE)
+
+
+def _wait_queues_open(client: Client, objects: list[dict[str, Any]], timeout: float = 60.0) -> None:
+    """Until Volcano has opened the stack's queues: its webhook refuses a PodGroup on a queue not yet Open, which
+    a deploy meets too when a job follows its queue at once (the queue controller opens it shortly after)."""
+    names = [
+        o["metadata"]["name"]
+        for o in objects
+        if o["apiVersion"] == "scheduling.volcano.sh/v1beta1" and o["kind"] == "Queue"
+    ]
+    deadline = time.monotonic() + timeout
+    while closed := [n for n in names if not volcano.queue_open(client, n)]:
+        if time.monotonic() > deadline:
+            raise apply.ApplyError(f"Volcano did not open queue(s) {', '.join(closed)} in {timeout:.0f} s")
+        time.sleep(SETTLE)
+
+
+def place(cluster: Cluster, workload: Workload, timeout: float) -> Placement:
+    """Apply the job's objects and watch until its pods are all bound (or `timeout`): what the cluster did."""
+    client = cluster.client
+    top = workload.workload
+    meta = top["metadata"]
+    result = Placement(
+        job=f"{meta['namespace']}/{meta['name']}",
+        kind=top["kind"],
+        pool=workload.plan.pool.name,
+        gate=workload.gate,
+        expected=workload.pods,
+    )
+    outcomes = apply.apply_all(client, list(workload.objects))
+    refused = [f"{o.key}: {o.message}" for o in outcomes if not o.accepted]
+    if refused:
+        result.reason = "refused by the API server: " + "; ".join(refused)
+        return result
+    started = time.monotonic()
+    while True:
+        pods = _pods(client, workload)
+        _observe(cluster, workload, pods, result)
+        if result.whole and result.seconds is None:
+            result.seconds = round(time.monotonic() - started, 1)
+            result.reason = ""
+        # Once placed, a moment more for the gang's own status to say so (Volcano's PodGroup turns Running
+        # when its pods run), so the report shows what the scheduler settled on.
+        if result.whole and (result.gang in SETTLED or time.monotonic() - started > result.seconds + SETTLE_TIME):
+            return result
+        if time.monotonic() - started > timeout:
+            result.reason = _why_waiting(cluster, workload, pods) or f"not scheduled whole in {timeout:.0f} s"
+            return result
+        time.sleep(SETTLE)
+
+
+def remove(cluster: Cluster, workload: Workload, timeout: float = 120.0) -> None:
+    """Delete the job's objects and wait until its pods are gone, so the next job finds the pool empty."""
+    client = cluster.client
+    # In the background: a Job in foreground deletion still has its controller making pods for kwok to run.
+    for obj in reversed(workload.objects):
+        client.delete(obj, "Background")
+    deadline = time.monotonic() + timeout
+    while _pods(client, workload) or any(client.get(client.path_of(o)) for o in workload.objects):
+        if time.monotonic() > deadline:
+            raise apply.ApplyError(f"{apply.key(workload.workload)}: its pods were not deleted in {timeout:.0f} s")
+        time.sleep(SETTLE)
+
+
+def _pods(client: Client, workload: Workload) -> list[dict[str, Any]]:
+    meta = workload.workload["metadata"]
+    return client.list("v1", "Pod", meta["namespace"], f"{INSTANCE_LABEL}={meta['name']}")
+
+
+def _requests_gpus(pod: dict[str, Any]) -> bool:
+    return any(
+        any(name.endswith("/gpu") for name in c.get("resources", {}).get("limits", {}))
+        for c in pod["spec"].get("containers", [])
+    )
+
+
+def _observe(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]], result: Placement) -> None:
+    client = cluster.client
+    live = [
+        p
+        for p in pods
+        if not p["metadata"].get("deletionTimestamp") and p["status"].get("phase") not in ("Failed", "Succeeded")
+    ]
+    bound = [p for p in live if p["spec"].get("nodeName")]
+    result.created, result.bound = len(live), len(bound)
+    result.nodes = sorted({p["spec"]["nodeName"] for p in bound})
+    node_pool = {n["metadata"]["name"]: nodes.pool_of(n) for n in _nodes(client, result.nodes)}
+    result.off_pool = sorted(
+        {p["spec"]["nodeName"] for p in bound if _requests_gpus(p)}
+        - {n for n, pool in node_pool.items() if pool == result.pool}
+    )
+    result.gang = _gang(cluster, workload, live)
+
+
+def _nodes(client: Client, names: list[str]) -> list[dict[str, Any]]:
+    return [n for n in client.list("v1", "Node") if n["metadata"]["name"] in names] if names else []
+
+
+def _gang(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]]) -> str:
+    """How the stack's gang scheduler holds the job: Kueue's Workload, or Volcano's PodGroup phase."""
+    scheduler = cluster.rendered.stack.scheduler
+    client = cluster.client
+    meta = workload.workload["metadata"]
+    if scheduler == "kueue":
+        for item in _owned(client, "kueue.x-k8s.io/v1beta2", "Workload", meta):
+            conditions = {c["type"]: c for c in item.get("status", {}).get("conditions", [])}
+            admitted = conditions.get("Admitted", {}).get("status") == "True"
+            return "admitted" if admitted else "pending"
+        return "no Workload"
+    if scheduler == "volcano":
+        group = _podgroup(client, meta, pods)
+        return group.get("status", {}).get("phase", "Pending") if group else "no PodGroup"
+    return "-"
+
+
+def _owned(client: Client, api_version: str, kind: str, owner_meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Objects of `kind` in the owner's namespace whose owner (or owner's owner's name) is the job."""
+    return [
+        item
+        for item in client.list(api_version, kind, owner_meta["namespace"])
+        if any(ref.get("name") == owner_meta["name"] for ref in item["metadata"].get("ownerReferences", []))
+    ]
+
+
+def _podgroup(client: Client, meta: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any] | None:
+    names = {p["metadata"].get("annotations", {}).get("scheduling.k8s.io/group-name") for p in pods} - {None}
+    groups = client.list("scheduling.volcano.sh/v1beta1", "PodGroup", meta["namespace"])
+    for group in groups:
+        if group["metadata"]["name"] in names:
+            return dict(group)
+    owned = [g for g in groups if any(r.get("name") == meta["name"] for r in g["metadata"].get("ownerReferences", []))]
+    named = [g for g in groups if g["metadata"]["name"] == meta["name"]]
+    return dict((owned or named)[0]) if owned or named else None
+
+
+def _why_waiting(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]]) -> str:
+    """The cluster's own words for why the job is not placed whole: gang, pods, or the job's events."""
+    client = cluster.client
+    meta = workload.workload["metadata"]
+    reasons: list[str] = []
+    if cluster.rendered.stack.scheduler == "kueue":
+        for item in _owned(client, "kueue.x-k8s.io/v1beta2", "Workload", meta):
+            for condition in item.get("status", {}).get("conditions", []):
+                if condition.get("status") == "False" and condition.get("message"):
+                    reasons.append(f"Kueue: {condition['message']}")
+    if cluster.rendered.stack.scheduler == "volcano" and (group := _podgroup(client, meta, pods)):
+        for condition in group.get("status", {}).get("conditions", []):
+            if condition.get("type") == "Unschedulable" and condition.get("message"):
+                reasons.append(f"Volcano: {condition['message']}")
+    for pod in pods:
+        for condition in pod.get("status", {}).get("conditions", []):
+            if condition["type"] == "PodScheduled" and condition["status"] == "False" and condition.get("message"):
+                reasons.append(f"pod {pod['metadata']['name']}: {condition['message']}")
+                break
+    if not pods:
+        events = client.list("v1", "Event", meta["namespace"])
+        mine = [e for e in events if e.get("involvedObject", {}).get("name") == meta["name"]]
+        reasons += [f"{e.get('reason')}: {e.get('message')}" for e in mine[-3:]]
+        if not reasons:
+            reasons.append(f"no pods created by the {workload.workload['kind']} controller")
+    return "; ".join(dict.fromkeys(reasons))

@@ -1,0 +1,63 @@
+"""`python -m components simulate`: each stack's jobs on the real control plane, gang schedulers and operators.
+
+Every assertion reads the report, and the report reads the cluster: pods the operators made, the nodes the
+schedulers bound them to, Volcano's PodGroups and Kueue's Workloads, and their reasons when they wait.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.cli import main
+from components.render import render
+from components.validation import resolve_file
+
+pytestmark = pytest.mark.simulate
+
+REPO = Path(__file__).resolve().parents[2]
+GANG = {"volcano": "Running", "kueue": "admitted", "none": "-"}
+
+
+def _simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["simulate", "--format", "json", *args])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gke"])
+def test_every_job_of_the_stack_is_scheduled_whole_on_its_pool_by_its_own_scheduler(
+    stack, binaries, kwok_binary, capsys, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    rendered = render(resolve_file(REPO / f"Pulumi.{stack}.yaml"))
+    code, report = _simulate(capsys, "--stack", stack)
+    assert code == 0, json.dumps(report, indent=2)
+    assert report["ok"] and not report["kept"]
+    jobs = {j["job"]: j for j in report["jobs"]}
+    assert list(jobs) == [f"{w.plan.namespace}/{w.plan.name}" for w in rendered.workloads]
+    for workload in rendered.workloads:
+        job = jobs[f"{workload.plan.namespace}/{workload.plan.name}"]
+        assert job["whole"] and job["podsBound"] == job["podsCreated"] == workload.pods
+        assert job["gang"] == GANG[rendered.stack.scheduler], job
+        gpu_nodes = [n for n in job["nodes"] if not n.startswith("cpu-")]
+        assert all(n.startswith(f"{workload.plan.pool.name}-") for n in gpu_nodes)
+        assert len(gpu_nodes) == workload.plan.nodes, "one worker per node"
+
+
+def test_a_job_bigger_than_its_pool_stays_pending_as_a_whole_and_simulate_exits_1(
+    binaries, kwok_binary, capsys, monkeypatch
+) -> None:
+    """dev on 3 nodes: its 4-node jobs wait whole under Volcano, with Volcano's reason; the 2-node ones run."""
+    monkeypatch.chdir(REPO)
+    code, report = _simulate(capsys, "--stack", "dev", "--nodes", "3", "--timeout", "20")
+    assert code == 1
+    jobs = {j["job"]: j for j in report["jobs"]}
+    for name in ("training/llama-finetune", "training/llama-pretrain"):
+        assert not jobs[name]["whole"]
+        assert jobs[name]["podsBound"] == 0, "never half-placed"
+        assert jobs[name]["reason"], "the cluster's reason"
+    for name in ("training/nccl-allreduce", "training/ds-finetune", "training/fabric-check-h100"):
+        assert jobs[name]["whole"]

@@ -235,3 +235,8 @@ def _sequence(items: list[Any], indent: int, out: list[str]) -> None:
             raise _Unusual
         else:
             out.append(f"{pad}- {_scalar(item)}\n")
+
+
+def documents(text: str) -> list[Any]:
+    """Every non-empty document of a YAML stream, read with libyaml where PyYAML has it (upstream CRDs are large)."""
+    return [doc for doc in yaml.load_all(text, Loader=_CLoader) if doc is not None]

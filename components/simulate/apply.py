@@ -65,7 +65,15 @@ def _rank(obj: dict[str, Any]) -> int:
         return 0
     if kind == "Namespace":
         return 1
-    if kind in ("PriorityClass", "StorageClass", "ClusterRole", "ServiceAccount", "ConfigMap", "Secret"):
+    if kind in (
+        "PriorityClass",
+        "StorageClass",
+        "PersistentVolume",
+        "ClusterRole",
+        "ServiceAccount",
+        "ConfigMap",
+        "Secret",
+    ):
         return 2
     return 3
 

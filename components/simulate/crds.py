@@ -10,9 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from components import versions
+from components import versions, yamlio
 from components.simulate import engines
 
 
@@ -146,6 +144,6 @@ def definitions() -> Iterator[dict[str, Any]]:
             path = root / name
             if not path.is_file():
                 raise engines.BuildError(f"{source.module}@{source.version} has no {name}")
-            for doc in yaml.safe_load_all(path.read_text()):
-                if doc and doc.get("kind") == "CustomResourceDefinition":
+            for doc in yamlio.documents(path.read_text()):
+                if doc.get("kind") == "CustomResourceDefinition":
                     yield doc

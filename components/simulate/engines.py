@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ENGINES_DIR = Path(__file__).parent / "engines"
+_MODCACHE: list[Path] = []
 
 
 class BuildError(RuntimeError):
@@ -140,8 +141,20 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
     return built
 
 
+def _escaped(path: str) -> str:
+    """A module path as the module cache spells it on disk (an upper-case letter becomes ! and the letter)."""
+    return "".join(f"!{c.lower()}" if c.isupper() else c for c in path)
+
+
 def download(module: str, version: str) -> Path:
     """The source tree of `module@version` in the Go module cache (downloaded once, checksum-verified)."""
+    # A tree the go command has extracted is complete once its .info file is in the download cache: asking go
+    # again costs a process per module on every run.
+    root = Path(_run([go(), "env", "GOMODCACHE"], Path.cwd()).strip()) if not _MODCACHE else _MODCACHE[0]
+    _MODCACHE[:] = [root]
+    tree = root / f"{_escaped(module)}@{version}"
+    if tree.is_dir() and (root / "cache" / "download" / _escaped(module) / "@v" / f"{version}.info").is_file():
+        return tree
     with tempfile.TemporaryDirectory() as scratch:
         out = _run([go(), "mod", "download", "-json", f"{module}@{version}"], Path(scratch))
     info = json.loads(out)

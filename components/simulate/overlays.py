@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from components import yamlio
+
 CLUSTER_SCOPED = frozenset(
     {
         "Namespace",
@@ -46,7 +48,7 @@ def build(folder: Path) -> list[dict[str, Any]]:
         if path.is_dir():
             objects += build(path)
         else:
-            objects += [d for d in yaml.safe_load_all(path.read_text()) if d]
+            objects += yamlio.documents(path.read_text())
     for generated in spec.get("secretGenerator", []):
         objects.append(_secret(generated))
     for patch in spec.get("patches", []):

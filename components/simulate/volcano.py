@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from components import versions
+from components import versions, yamlio
 from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import apply, engines, webhooks
@@ -151,7 +151,7 @@ def _install_crds(client: Client, chart: Path) -> None:
     # The chart's own CRDs (its jobflow subchart's too): the controllers watch kinds beyond those our
     # objects use (cronjobs, jobflows, numatopologies...), and an informer on a missing kind never syncs.
     files = sorted((chart / "crd" / "bases").glob("*.yaml")) + sorted(chart.glob("charts/*/crd/bases/*.yaml"))
-    apply.install_crds(client, [yaml.safe_load(f.read_text()) for f in files])
+    apply.install_crds(client, [yamlio.documents(f.read_text())[0] for f in files])
 
 
 def _wait(what: str, ready: Callable[[], bool], plane: ControlPlane) -> None:

@@ -44,12 +44,18 @@ def preemption() -> dict[str, Any]:
     }
 
 
+# Volcano's PodGroup webhook refuses a group on a queue that is not Open yet, and its queue controller opens a
+# new queue a moment after it is created: `pulumi up` waits for that before the jobs that use the queue (seen in
+# simulate; pulumi-kubernetes >= 4.18 reads this annotation on any kind).
+QUEUE_OPEN = {"pulumi.com/waitFor": "jsonpath={.status.state}=Open"}
+
+
 def volcano_queue(queue: QueueSpec) -> dict[str, Any]:
-    """A Volcano Queue capped at the queue's GPUs."""
+    """A Volcano Queue capped at the queue's GPUs, which `pulumi up` waits to see Open."""
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "Queue",
-        "metadata": metadata(queue.name),
+        "metadata": metadata(queue.name, annotations=QUEUE_OPEN),
         "spec": {
             "weight": queue.weight,
             "reclaimable": queue.reclaimable,

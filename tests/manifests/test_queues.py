@@ -63,6 +63,12 @@ def test_volcano_queue_caps_gpus() -> None:
     assert obj["spec"]["reclaimable"] is False
 
 
+def test_pulumi_waits_for_a_volcano_queue_to_open_before_the_jobs_on_it() -> None:
+    """Volcano's PodGroup webhook refuses a group on a queue not yet Open (seen on the real Volcano in simulate)."""
+    annotations = volcano_queue(queue())["metadata"]["annotations"]
+    assert annotations["pulumi.com/waitFor"] == "jsonpath={.status.state}=Open"
+
+
 def test_volcano_queue_defaults() -> None:
     spec = volcano_queue(queue())["spec"]
     assert (spec["weight"], spec["reclaimable"]) == (1, True)

@@ -15,7 +15,9 @@ from components.cli import main
 from components.render import render
 from components.validation import resolve_file
 
-pytestmark = pytest.mark.simulate
+# The MPI Operator serves its health check on :8080, which no flag moves: one at a time (./run test runs with
+# --dist loadgroup, so these share one worker).
+pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
 
 REPO = Path(__file__).resolve().parents[2]
 GANG = {"volcano": "Running", "kueue": "admitted", "none": "-"}

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,6 +187,24 @@ def start(folder: Path, binaries: dict[str, Path], progress: Callable[[str], Non
         plane.stop()
         raise
     return plane
+
+
+def wait_probe(plane: ControlPlane, name: str, port: int, timeout: float = READY_TIMEOUT) -> None:
+    """Until the process `name`'s readiness probe on 127.0.0.1:`port` (/readyz) answers 200; StartError, with its
+    log's tail, when it exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        plane.check_alive()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            tail = "\n".join((plane.folder / f"{name}.log").read_text(errors="replace").splitlines()[-20:])
+            raise StartError(f"{name} not ready after {timeout:.0f}s:\n{tail}")
+        time.sleep(0.5)
 
 
 def _openssl(args: list[str]) -> None:

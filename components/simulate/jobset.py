@@ -9,7 +9,6 @@ placement together (followers wait on their leader's node). So all of them run, 
 from __future__ import annotations
 
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import engines, kustomize, webhooks
 from components.simulate.client import Client, ClientError
-from components.simulate.controlplane import ControlPlane, StartError, free_port
+from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 ENGINE = engines.Engine("jobset", {"jobset-controller-manager": "sigs.k8s.io/jobset"})
 """JobSet's manager: its main package is the module's root."""
@@ -81,26 +80,10 @@ def configuration(values: dict[str, Any], cert_dir: Path, ports: dict[str, int])
 def webhook_configurations(root: Path) -> Iterator[dict[str, Any]]:
     """The upstream webhook configurations as config/default builds them: the component's patches applied,
     names prefixed."""
-    for doc in kustomize.built(root / "config" / "components" / "webhook", "manifests.yaml"):
-        doc["metadata"]["name"] = NAME_PREFIX + doc["metadata"]["name"]
-        yield doc
-
-
-def wait_ready(plane: ControlPlane, name: str, health_port: int, timeout: float = READY_TIMEOUT) -> None:
-    """Until a controller-runtime manager's /readyz answers 200 (its certificates loaded, webhooks serving)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        plane.check_alive()
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            tail = "\n".join((plane.folder / f"{name}.log").read_text(errors="replace").splitlines()[-20:])
-            raise StartError(f"{name} not ready after {timeout:.0f}s:\n{tail}")
-        time.sleep(0.5)
+    for doc in kustomize.build(root / "config" / "components" / "webhook"):
+        if doc["kind"] in webhooks.KINDS:
+            doc["metadata"]["name"] = NAME_PREFIX + doc["metadata"]["name"]
+            yield doc
 
 
 def _probe() -> dict[str, Any]:
@@ -149,6 +132,6 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
         [str(binary), f"--kubeconfig={plane.kubeconfig}", "--zap-log-level=2", f"--config={config}"],
     )
     webhooks.wait_serving(ports["webhook"], serving)
-    wait_ready(plane, "jobset", ports["health"])
+    wait_probe(plane, "jobset", ports["health"])
     webhooks.register(client, webhook_configurations(source()), ports["webhook"], serving.ca_bundle)
     _wait_defaulting(plane, client)

@@ -12,9 +12,6 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,7 @@ import yaml
 from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import engines, webhooks
-from components.simulate.controlplane import ControlPlane, StartError, free_port
+from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "sigs.k8s.io/kueue"
 ENGINE = engines.Engine("kueue", {"kueue": f"{MODULE}/cmd/kueue"})
@@ -154,21 +151,5 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     )
     progress("starting kueue")
     plane.start("kueue", command, env=env)
-    _wait_ready(plane, health_port)
+    wait_probe(plane, "kueue", health_port)
     webhooks.wait_serving(webhook_port, serving)
-
-
-def _wait_ready(plane: ControlPlane, health_port: int) -> None:
-    """Until Kueue's readiness probe passes (its webhook server started), or StartError when it exits."""
-    deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline:
-        plane.check_alive()
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.5)
-    tail = next((p.tail() for p in plane.processes if p.name == "kueue"), "")
-    raise StartError(f"kueue not ready after {READY_TIMEOUT:.0f}s:\n{tail}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from components.addons.operators import MPI_NAME
 from components.render import Rendered
-from components.simulate import engines, overlays
+from components.simulate import engines, kustomize
 from components.simulate.controlplane import ControlPlane, StartError
 
 MODULE = "github.com/kubeflow/mpi-operator"
@@ -40,7 +40,7 @@ def upstream(rendered: Rendered) -> list[dict[str, Any]]:
     """The standalone overlay's objects at the pinned version, as the stack patches them."""
     root = engines.download(MODULE, engines.pinned(ENGINE, MODULE))
     patch = rendered.addons.patches[MPI_NAME]
-    return [p for o in overlays.build(root / OVERLAY) if (p := patch(copy.deepcopy(o))) is not None]
+    return [p for o in kustomize.build(root / OVERLAY) if (p := patch(copy.deepcopy(o))) is not None]
 
 
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:
@@ -48,7 +48,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     its caches are synced and its workers run."""
     binary = engines.build(ENGINE, progress)["mpi-operator"]
     objects = upstream(rendered)
-    deployment, container = overlays.container(objects, MPI_NAME, CONTAINER)
+    deployment, container = kustomize.container(objects, MPI_NAME, CONTAINER)
     client = plane.client()
     for obj in objects:
         if obj["kind"] == "Namespace":  # where its leader-election Lease lives
@@ -64,7 +64,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     process = plane.start(
         MPI_NAME,
         [str(binary), *container.get("args", [])],
-        env={**overlays.env_of(deployment, container, f"{MPI_NAME}-simulated"), "KUBECONFIG": str(plane.kubeconfig)},
+        env={**kustomize.env_of(deployment, container, f"{MPI_NAME}-simulated"), "KUBECONFIG": str(plane.kubeconfig)},
     )
     deadline = time.monotonic() + READY_TIMEOUT
     while READY_LINE not in process.log.read_text(errors="replace"):

@@ -18,9 +18,9 @@ import yaml
 
 from components.addons.install import HelmRelease
 from components.render import Rendered
-from components.simulate import engines, jobset, kustomize, webhooks
+from components.simulate import engines, kustomize, webhooks
 from components.simulate.client import Client, ClientError
-from components.simulate.controlplane import ControlPlane, StartError, free_port
+from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "github.com/kubeflow/trainer/v2"
 ENGINE = engines.Engine("trainer", {"trainer-controller-manager": f"{MODULE}/cmd/trainer-controller-manager"})
@@ -98,7 +98,7 @@ def configuration(values: dict[str, Any], ports: dict[str, int]) -> dict[str, An
 def webhook_configurations(root: Path) -> Iterator[dict[str, Any]]:
     """The upstream webhook configurations as manifests/base/webhook builds them (its patches name them as the
     chart does and exempt runtimes labelled webhook-validation: disabled)."""
-    yield from kustomize.built(root / "manifests" / "base" / "webhook", "manifests.yaml")
+    yield from (d for d in kustomize.build(root / "manifests" / "base" / "webhook") if d["kind"] in webhooks.KINDS)
 
 
 def _probe() -> dict[str, Any]:
@@ -161,6 +161,6 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
         env={"TMPDIR": str(scratch)},
     )
     webhooks.wait_serving(ports["webhook"], serving)
-    jobset.wait_ready(plane, "trainer", ports["health"])
+    wait_probe(plane, "trainer", ports["health"])
     webhooks.register(client, webhook_configurations(source()), ports["webhook"], serving.ca_bundle)
     _wait_validating(plane, client)

@@ -26,8 +26,8 @@ from typing import Any
 
 from components.addons.operators import TRAINING_NAME
 from components.render import Rendered
-from components.simulate import engines, overlays, webhooks
-from components.simulate.controlplane import ControlPlane, StartError, free_port
+from components.simulate import engines, kustomize, webhooks
+from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "github.com/kubeflow/training-operator"
 """The module path of kubeflow/trainer's v1 line (the repository was renamed, its go.mod was not)."""
@@ -50,7 +50,7 @@ def upstream(rendered: Rendered) -> list[dict[str, Any]]:
     """The standalone overlay's objects at the pinned version, as the stack patches them."""
     root = engines.download(MODULE, engines.pinned(ENGINE, MODULE))
     patch = rendered.addons.patches[TRAINING_NAME]
-    return [p for o in overlays.build(root / OVERLAY) if (p := patch(copy.deepcopy(o))) is not None]
+    return [p for o in kustomize.build(root / OVERLAY) if (p := patch(copy.deepcopy(o))) is not None]
 
 
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:
@@ -58,7 +58,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     once its webhooks answer and its controllers are set up."""
     binary = engines.build(ENGINE, progress)["training-operator"]
     objects = upstream(rendered)
-    deployment, container = overlays.container(objects, TRAINING_NAME, CONTAINER)
+    deployment, container = kustomize.container(objects, TRAINING_NAME, CONTAINER)
     client = plane.client()
     # Its namespace and the (empty) Secret its rotator fills, as the overlay makes them.
     for obj in objects:
@@ -92,14 +92,14 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
             "--leader-elect=false",
         ],
         env={
-            **overlays.env_of(deployment, container, f"{TRAINING_NAME}-simulated"),
+            **kustomize.env_of(deployment, container, f"{TRAINING_NAME}-simulated"),
             "KUBECONFIG": str(plane.kubeconfig),
             "TMPDIR": str(tmp),
         },
     )
     webhooks.wait_serving(port, serving)
     webhooks.register(client, configs, port, serving.ca_bundle)
-    _wait_ready(plane, probes)
+    wait_probe(plane, TRAINING_NAME, probes)
     _wait_handlers(plane, port, serving, _served_paths(configs, container.get("args", [])))
 
 
@@ -145,19 +145,3 @@ def _mount_stand_in(cert: Path) -> None:
     if not target.exists():
         ROTATOR_CERT_DIR.mkdir(parents=True, exist_ok=True)
         target.write_bytes(cert.read_bytes())
-
-
-def _wait_ready(plane: ControlPlane, probes: int) -> None:
-    """Until /readyz answers: the rotator has finished and the webhook server is up."""
-    deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline:
-        plane.check_alive()
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{probes}/readyz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.5)
-    log = plane.folder / f"{TRAINING_NAME}.log"
-    raise StartError(f"the Training Operator not ready after {READY_TIMEOUT:.0f}s:\n{log.read_text()[-3000:]}")

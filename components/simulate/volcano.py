@@ -9,7 +9,6 @@ module proxy (VERSION_NOTE). Every process listens on 127.0.0.1 only, without le
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 import subprocess
@@ -24,7 +23,7 @@ import yaml
 from components import versions, yamlio
 from components.addons.install import HelmRelease
 from components.render import Rendered
-from components.simulate import apply, engines, webhooks
+from components.simulate import apply, engines, kustomize, webhooks
 from components.simulate.client import Client
 from components.simulate.controlplane import ControlPlane, StartError, free_port
 
@@ -70,19 +69,9 @@ def chart_dir() -> Path:
     return engines.download(MODULE, CHART_VERSION) / CHART_PATH
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    merged = copy.deepcopy(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
 def values(release: HelmRelease, chart: Path) -> dict[str, Any]:
     """The release's values over the chart's defaults, as Helm merges them."""
-    return _merge(yaml.safe_load((chart / "values.yaml").read_text()) or {}, release.values)
+    return kustomize.merged(yaml.safe_load((chart / "values.yaml").read_text()) or {}, release.values)
 
 
 def _lookup(path: str, scope: dict[str, Any]) -> Any:

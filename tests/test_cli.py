@@ -105,3 +105,30 @@ def test_every_stack_renders_objects_that_validate(tmp_path: Path, monkeypatch, 
     for release in (tmp_path / stack / "helm").glob("*.yaml"):
         described = yaml.safe_load(release.read_text())
         assert described["version"] and described["namespace"] and described["chart"]
+
+
+def test_simulate_without_go_says_how_to_get_it_and_exits_2(capsys, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `go` anywhere
+    monkeypatch.setenv("GPU_TRAINING_CACHE", str(tmp_path / "cache"))
+    assert main(["simulate", "--stack", "dev"]) == 2
+    err = capsys.readouterr().err
+    assert "simulate builds its engines with Go >= 1.26" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--stack", "nope"], "no such stack file: Pulumi.nope.yaml"),
+        (["--nodes", "0"], "--nodes: 0 is not at least 1"),
+        (["--timeout", "soon"], "--timeout: 'soon' is not a whole number"),
+    ],
+)
+def test_simulate_usage_mistakes_exit_2_naming_the_mistake(args, says, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    try:
+        code = main(["simulate", *args])
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    assert code == 2
+    assert says in capsys.readouterr().err

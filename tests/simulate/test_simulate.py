@@ -25,8 +25,9 @@ GANG = {"volcano": "Running", "kueue": "admitted", "none": "-"}
 
 def _simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
     code = main(["simulate", "--format", "json", *args])
-    out = capsys.readouterr().out
-    return code, json.loads(out)
+    printed = capsys.readouterr()
+    assert code in (0, 1), f"simulate could not run ({code}):\n{printed.err[-3000:]}"
+    return code, json.loads(printed.out)
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "gke"])

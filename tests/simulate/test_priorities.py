@@ -206,3 +206,131 @@ def _kubelet_ends_deleted_pods(client: Client) -> None:
             except ClientError as exc:
                 if exc.code != 404:
                     raise
+
+
+# --- Kueue ---------------------------------------------------------------------------------------------------
+
+KUEUE_LOW, KUEUE_HIGH = "kueue-sweep", "kueue-deadline"
+BORROWER, LENDER = "borrower-job", "lender-job"
+PRIORITY_CLASSES = [
+    {"name": HIGH, "value": 1000, "description": "deadline runs"},
+    {"name": LOW, "value": 100, "preempting": False, "description": "sweeps that yield"},
+]
+
+
+def _gke_queues(config: dict[str, Any]) -> None:
+    """gke's a3 pool (4 nodes, 32 GPUs) split into three ClusterQueues of the stack's kind: `research` (16 GPUs)
+    in a cohort of its own, so it can only preempt within itself; `sweeps` and `prod` (8 each) in the stack's
+    default cohort, where one borrows what the other leaves idle. Topology placement is off so that only quota
+    decides; no operator runs (the jobs are Indexed Jobs)."""
+    config["gpu-training:scheduler"] = {
+        "type": "kueue",
+        "queues": [
+            {"name": "research", "gpus": 16, "cohort": "research-only"},
+            {"name": "sweeps", "gpus": 8},
+            {"name": "prod", "gpus": 8},
+        ],
+        "priorityClasses": PRIORITY_CLASSES,
+    }
+    config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
+    config["gpu-training:storage"] = {"volumes": []}
+    config["gpu-training:jobs"] = [
+        _job(KUEUE_LOW, 2, LOW, "research"),
+        _job(KUEUE_HIGH, 2, HIGH, "research"),
+        # A borrower at high priority and a lender at low: reclaimWithinCohort Any takes back lent GPUs whatever
+        # the borrower's priority.
+        _job(BORROWER, 2, HIGH, "sweeps"),
+        _job(LENDER, 1, LOW, "prod"),
+    ]
+
+
+def _kueue_workload(client: Client, job: str) -> dict[str, Any]:
+    """The Workload Kueue made for the Job named `job` (the newest, if it made more than one)."""
+    owned = [
+        w
+        for w in client.list(KUEUE_API, "Workload", NAMESPACE)
+        if any(r.get("kind") == "Job" and r.get("name") == job for r in w["metadata"].get("ownerReferences", []))
+    ]
+    return max(owned, key=lambda w: w["metadata"]["creationTimestamp"]) if owned else {}
+
+
+def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == kind), {})
+
+
+def _is(obj: dict[str, Any], kind: str) -> bool:
+    return _condition(obj, kind).get("status") == "True"
+
+
+def _borrowed_gpus(client: Client, queue: str) -> int:
+    """GPUs the ClusterQueue borrows from its cohort, as Kueue reports them."""
+    status = (client.get(f"/apis/{KUEUE_API}/clusterqueues/{queue}") or {}).get("status", {})
+    return sum(
+        int(r.get("borrowed", "0"))
+        for flavor in status.get("flavorsUsage", [])
+        for r in flavor.get("resources", [])
+        if r["name"] == "nvidia.com/gpu"
+    )
+
+
+def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tmp_path: Path) -> None:
+    rendered = _variant(REPO / "Pulumi.gke.yaml", tmp_path, _gke_queues)
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
+        client = cluster.client
+
+        def diagnosis() -> str:
+            workloads = [
+                f"{w['metadata']['name']}: {[(c['type'], c['status'], c.get('reason')) for c in w['status'].get('conditions', [])]}"
+                for w in client.list(KUEUE_API, "Workload", NAMESPACE)
+            ]
+            queues = [
+                json.dumps(q.get("status", {}).get("flavorsUsage")) for q in client.list(KUEUE_API, "ClusterQueue")
+            ]
+            return "\n".join(workloads + queues) + "\n" + _event_lines(client) + "\n" + _log(cluster, "kueue", 40)
+
+        def running(job: str, count: int) -> Callable[[], Any]:
+            def check() -> Any:
+                _kubelet_ends_deleted_pods(client)
+                pods = _running(client, job)
+                return pods if len(pods) == count and _is(_kueue_workload(client, job), "Admitted") else None
+
+            return check
+
+        def preempted(job: str) -> Callable[[], Any]:
+            def check() -> Any:
+                _kubelet_ends_deleted_pods(client)
+                workload = _kueue_workload(client, job)
+                return workload if _is(workload, "Preempted") else None
+
+            return check
+
+        # (a) Within a ClusterQueue: the high job does not fit beside the low one in research's 16 GPUs, and
+        # research cannot borrow (a cohort of its own), so Kueue evicts the lower-priority Workload.
+        low = simulation.place(cluster, _workload(rendered, KUEUE_LOW), WAIT)
+        assert low.whole and low.gang == "admitted", low
+        simulation.apply.apply_all(client, list(_workload(rendered, KUEUE_HIGH).objects))
+        victim = _until("the low Workload preempted", preempted(KUEUE_LOW), diagnosis)
+        reason = _condition(victim, "Preempted").get("reason")
+        assert reason == "InClusterQueue", _condition(victim, "Preempted")
+        assert _condition(victim, "Evicted").get("reason") == "Preempted", _condition(victim, "Evicted")
+        _until("the high job admitted and both its workers Running", running(KUEUE_HIGH, 2), diagnosis)
+        _until("the low job's workers gone", lambda: not _live(_pods(client, KUEUE_LOW)) or None, diagnosis)
+        assert not _is(_kueue_workload(client, KUEUE_LOW), "Admitted"), "the low job waits, requeued"
+        assert (client.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{KUEUE_LOW}") or {})["spec"]["suspend"]
+
+        # (b) Across the cohort: sweeps (8 GPUs) runs a 16-GPU job by borrowing prod's idle 8; prod's own job then
+        # takes them back, though the borrower has the higher priority.
+        borrower = simulation.place(cluster, _workload(rendered, BORROWER), WAIT)
+        assert borrower.whole and borrower.gang == "admitted", borrower
+        _until("sweeps borrowing 8 GPUs from its cohort", lambda: _borrowed_gpus(client, "sweeps") == 8, diagnosis)
+        simulation.apply.apply_all(client, list(_workload(rendered, LENDER).objects))
+        victim = _until("the borrower's Workload preempted", preempted(BORROWER), diagnosis)
+        condition = _condition(victim, "Preempted")
+        assert condition.get("reason") in ("InCohortReclamation", "InCohortFairSharing"), condition
+        _until("the lender's job admitted and Running", running(LENDER, 1), diagnosis)
+        _until("the borrower's workers gone", lambda: not _live(_pods(client, BORROWER)) or None, diagnosis)
+        _until("sweeps borrowing nothing any more", lambda: _borrowed_gpus(client, "sweeps") == 0, diagnosis)
+        assert len(_running(client, KUEUE_HIGH)) == 2, "research, in its own cohort, is untouched"
+        print(
+            f"Kueue: within the queue {reason}; across the cohort {condition.get('reason')}: {condition.get('message')}"
+        )

@@ -100,18 +100,24 @@ def _log(cluster: simulation.Cluster, prefix: str, lines: int = 40) -> str:
 VOLCANO_SWEEP, VOLCANO_DEADLINE = "sweep", "deadline"
 
 
-def _dev_preemption(config: dict[str, Any]) -> None:
+def _dev_preemption(config: dict[str, Any], gpu_quota: int = 64) -> None:
     """dev with two indexed jobs on the h100 pool: a 4-node sweep at low priority, a 2-node run at high. No
-    operators (indexed jobs need none). The namespace's GPU quota is raised above the pool's GPUs: at dev's
-    quota (the pool's 32) the high job's pods could not even be created while the sweep holds the quota."""
+    operators (indexed jobs need none). By default the namespace's GPU quota is raised above the pool's GPUs:
+    at dev's own quota (the pool's 32) the high job's pods cannot even be created while the sweep holds it."""
     config.pop("gpu-training:trainer", None)
     config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
     config["gpu-training:storage"] = {"volumes": []}
-    config["gpu-training:namespaces"] = [{"name": NAMESPACE, "gpuQuota": 64}]
+    config["gpu-training:namespaces"] = [{"name": NAMESPACE, "gpuQuota": gpu_quota}]
     config["gpu-training:jobs"] = [
         _job(VOLCANO_SWEEP, 4, LOW, "research", "h100"),
         _job(VOLCANO_DEADLINE, 2, HIGH, "research", "h100"),
     ]
+
+
+def _dev_quota(config: dict[str, Any]) -> None:
+    """As _dev_preemption, at the dev stack's own namespace quota."""
+    quota = next(n["gpuQuota"] for n in config["gpu-training:namespaces"] if n["name"] == NAMESPACE)
+    _dev_preemption(config, quota)
 
 
 def _podgroup(client: Client, name: str) -> dict[str, Any]:
@@ -334,3 +340,32 @@ def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tm
         print(
             f"Kueue: within the queue {reason}; across the cohort {condition.get('reason')}: {condition.get('message')}"
         )
+
+
+def test_volcano_preempts_nothing_when_the_namespace_quota_is_full(tmp_path: Path) -> None:
+    """At dev's own quota (32 GPUs, the pool's) the sweep holds the whole quota: the ResourceQuota refuses the
+    high job's pods (it counts Pending pods too), so Volcano never sees a preemptor and evicts nothing."""
+    rendered = _variant(REPO / "Pulumi.dev.yaml", tmp_path, _dev_quota)
+    quota = next(o for o in rendered.objects if o["kind"] == "ResourceQuota")
+    assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "32", quota["spec"]
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
+        client = cluster.client
+        sweep = simulation.place(cluster, _workload(rendered, VOLCANO_SWEEP), WAIT)
+        assert sweep.whole and sweep.gang == "Running", sweep
+        simulation.apply.apply_all(client, list(_workload(rendered, VOLCANO_DEADLINE).objects))
+
+        def refused() -> list[str]:
+            return [
+                e["message"]
+                for e in _events(client, "FailedCreate")
+                if e["involvedObject"]["name"] == VOLCANO_DEADLINE and "exceeded quota" in e.get("message", "")
+            ]
+
+        messages = _until("the Job controller refused by the quota", refused, lambda: _event_lines(client))
+        hold = time.monotonic() + HOLD
+        while time.monotonic() < hold:
+            assert not _pods(client, VOLCANO_DEADLINE), "no pod of the high job exists"
+            assert len(_running(client, VOLCANO_SWEEP)) == 4, "the sweep keeps all four nodes"
+            assert not _events(client, "Evict"), "Volcano evicted something"
+            time.sleep(1)
+        print(f"high job at dev's quota: {messages[0]}")

@@ -1,6 +1,7 @@
 """Priorities and sharing, as README's "Priorities and sharing" claims them, on the real schedulers.
 
-Volcano (a dev variant): a low-priority job fills the h100 pool, then a high-priority job asks for part of it.
+Volcano (a dev variant): a low-priority job fills the h100 pool, then a high-priority job asks for part of it;
+at dev's own namespace quota, the same pair preempts nothing.
 Kueue (a gke variant with two ClusterQueues in the stack's cohort): a higher-priority Workload preempts a lower
 one of its ClusterQueue, and a queue that lent its idle GPUs gets them back when its own job arrives. Jobs are
 launched as Indexed Jobs (no operator needed), each still carrying the stack's queue and PriorityClass. Every
@@ -24,6 +25,12 @@ from components.simulate.client import Client, ClientError
 from components.validation import resolve_file
 
 pytestmark = pytest.mark.simulate
+
+
+@pytest.fixture(autouse=True)
+def _engines(binaries: dict[str, Path], kwok_binary: Path) -> None:
+    """The control plane and kwok built (else the tier skips, or fails in CI, saying why)."""
+
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "training"

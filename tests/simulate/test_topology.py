@@ -140,13 +140,20 @@ def _hypernodes(client: Client) -> dict[int, list[dict[str, Any]]]:
     return found
 
 
-def _until(what: str, check: Callable[[], Any], wait: float = TIMEOUT) -> Any:
+def _tier_one(client: Client) -> list[list[str]]:
+    """The node members of each tier-1 HyperNode, sorted."""
+    tier = _hypernodes(client).get(1, [])
+    return sorted(sorted(m["selector"]["exactMatch"]["name"] for m in h["spec"]["members"]) for h in tier)
+
+
+def _until(what: str, check: Callable[[], Any], seen: Callable[[], Any], wait: float = TIMEOUT) -> Any:
+    """check()'s first truthy value within `wait`; else fail showing what seen() finds."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if found := check():
             return found
         time.sleep(0.5)
-    pytest.fail(f"not {what} in {wait:.0f} s")
+    pytest.fail(f"not {what} in {wait:.0f} s: {seen()}")
 
 
 def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_says(
@@ -178,10 +185,15 @@ def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_say
     with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
         client = cluster.client
         # The controller's label discovery, configured by the stack's Volcano values: tier 1 is layer-3.
-        tiers = _until("HyperNodes discovered", lambda: (h := _hypernodes(client)) and 1 in h and h)
-        members = [sorted(m["selector"]["exactMatch"]["name"] for m in h["spec"]["members"]) for h in tiers[1]]
-        assert sorted(members) == [[f"p5-{i}" for i in range(4)], [f"p5-{i}" for i in range(4, 8)]], tiers
+        # Discovery adds nodes as its informer sees them: wait for the whole pool.
+        expected = [[f"p5-{i}" for i in range(4)], [f"p5-{i}" for i in range(4, 8)]]
+        tiers = _until(
+            "two tier-1 HyperNodes of four nodes each",
+            lambda: _tier_one(client) == expected and _hypernodes(client),
+            lambda: {t: [h["spec"] for h in hs] for t, hs in _hypernodes(client).items()},
+        )
         assert {h["spec"]["tierName"] for h in tiers[1]} == {finest}
+        assert len(tiers[2]) == 1, "one layer-2 HyperNode above both"
 
         for name in ("required-fits", "preferred-fits", "trainjob-fits"):
             workload = _workload(rendered, name)

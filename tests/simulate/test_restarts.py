@@ -1,0 +1,205 @@
+"""Whole-job retries as README's "When things fail" promises them, for the launchers that run on Jobs: the TrainJob
+(its runtime's JobSet restarts every rank together) and the Indexed Job (backoffLimit counted in pods).
+
+A rank fails as the kubelet reports it: its pod's status says phase Failed and its container terminated with exit
+code 1 (written to the status subresource; kwok, playing the kubelet, leaves a running pod's status alone). The
+real Job controller, JobSet and Trainer then do what they do with it. Every assertion reads the cluster: the
+JobSet's restart count, the Jobs' and the TrainJob's conditions, the pods. test_operators.py proves the same for
+the PyTorchJob and the MPIJob.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.manifests.meta import INSTANCE_LABEL
+from components.render import Rendered, Workload, render
+from components.simulate import simulation
+from components.simulate.client import Client, ClientError
+from components.validation import resolve_file
+
+pytestmark = pytest.mark.simulate
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 90.0
+HOLD = 5.0
+"""How long a job that must survive a fault is watched staying alive: several reconciles of its controllers."""
+JOBSET = "jobset.x-k8s.io/v1alpha2"
+NODES = 2
+
+
+def _dev(tmp_path: Path, jobs: list[dict[str, Any]]) -> Rendered:
+    """dev with no gang scheduler and no Training Operator (neither is what these jobs retry by), and `jobs`."""
+    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    config = doc["config"]
+    config["gpu-training:scheduler"] = {"type": "none"}
+    config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
+    config["gpu-training:jobs"] = jobs
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return render(resolve_file(path))
+
+
+def _job(name: str, launcher: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "launcher": launcher,
+        "image": "registry.example.com/training:v1",
+        "command": ["train.py"],
+        "nodes": NODES,
+        **extra,
+    }
+
+
+def _until(what: str, check: Callable[[], Any], wait: float = WAIT) -> Any:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.5)
+    pytest.fail(f"not {what} in {wait:.0f} s")
+
+
+def _holds(what: str, check: Callable[[], bool], seconds: float = HOLD) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert check(), what
+        time.sleep(0.5)
+
+
+def _pods(client: Client, workload: Workload) -> list[dict[str, Any]]:
+    meta = workload.workload["metadata"]
+    return client.list("v1", "Pod", meta["namespace"], f"{INSTANCE_LABEL}={meta['name']}")
+
+
+def _running(client: Client, workload: Workload, count: int) -> list[dict[str, Any]] | None:
+    """The job's pods once exactly `count` are live, each bound and Running."""
+    live = [p for p in _pods(client, workload) if p["status"].get("phase") not in ("Failed", "Succeeded")]
+    live = [p for p in live if not p["metadata"].get("deletionTimestamp")]
+    ok = len(live) == count and all(p["spec"].get("nodeName") and p["status"].get("phase") == "Running" for p in live)
+    return live if ok else None
+
+
+def _fail(client: Client, pod: dict[str, Any], disruption: bool = False) -> None:
+    """Report the pod's container exited 1 and the pod Failed; `disruption`: as an eviction or preemption."""
+    meta = pod["metadata"]
+    path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status"
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    containers = [
+        {
+            "name": c["name"],
+            "image": c["image"],
+            "imageID": "",
+            "ready": False,
+            "restartCount": 0,
+            "state": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": now, "finishedAt": now}},
+        }
+        for c in pod["spec"]["containers"]
+    ]
+    conditions = [{"type": "Ready", "status": "False", "lastTransitionTime": now}]
+    if disruption:
+        conditions.append(
+            {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "lastTransitionTime": now}
+        )
+    patch = {"status": {"phase": "Failed", "containerStatuses": containers, "conditions": conditions}}
+    try:
+        client.request("PATCH", path, json.dumps(patch).encode(), "application/strategic-merge-patch+json")
+    except ClientError as exc:
+        if exc.code != 404:  # gone already: its Job was deleted with the restart under way
+            raise
+
+
+def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    conditions = (obj or {}).get("status", {}).get("conditions", [])
+    return next((c for c in conditions if c["type"] == kind and c["status"] == "True"), None)
+
+
+def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_backoff_limit_times(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """trainjob: the runtime's JobSet failurePolicy.maxRestarts = backoffLimit, each Job backoffLimit 0."""
+    rendered = _dev(tmp_path, [_job("restarting", "trainjob")])
+    [workload] = [w for w in rendered.workloads if not w.gate]
+    retries = workload.plan.spec.backoff_limit
+    assert retries == 3, "the default: the pool's ClusterTrainingRuntime"
+    assert workload.workload["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"
+    trainjob = workload.workload
+    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+        client = cluster.client
+        placement = simulation.place(cluster, workload, WAIT)
+        assert placement.whole, placement
+        name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+        jobset_path = f"/apis/{JOBSET}/namespaces/{namespace}/jobsets/{name}"
+        stored = client.get(jobset_path)
+        assert stored is not None, "Trainer made the JobSet"
+        assert stored["spec"]["failurePolicy"]["maxRestarts"] == retries
+        assert {r["template"]["spec"]["backoffLimit"] for r in stored["spec"]["replicatedJobs"]} == {0}
+
+        def restarts() -> int:
+            return int((client.get(jobset_path) or {}).get("status", {}).get("restarts", 0))
+
+        for fault in range(1, retries + 2):
+            pods = _until(f"{NODES} ranks Running before fault {fault}", lambda: _running(client, workload, NODES))
+            uids = {p["metadata"]["uid"] for p in pods}
+            _fail(client, pods[0])  # one rank's fault
+            if fault <= retries:
+                _until(f"JobSet restart {fault}", lambda f=fault: restarts() == f)
+                # Every rank restarted, not only the failed one: new pods in every Job.
+                fresh = _until(
+                    f"{NODES} new ranks after restart {fault}",
+                    lambda: (p := _running(client, workload, NODES)) and p,
+                )
+                assert not uids & {p["metadata"]["uid"] for p in fresh}, "a rank outlived the restart"
+                assert _condition(client.get(jobset_path), "Failed") is None
+        failed = _until("the JobSet Failed", lambda: _condition(client.get(jobset_path), "Failed"))
+        assert restarts() == retries, f"{restarts()} restarts"
+        assert "maxrestarts" in failed.get("reason", "").lower(), failed
+        _until("the TrainJob Failed", lambda: _condition(client.get(client.path_of(trainjob)), "Failed"))
+
+
+def test_an_indexed_job_survives_a_fault_of_every_rank_per_retry_and_never_counts_an_eviction(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """indexed: backoffLimit = retries x pods, podFailurePolicy ignores DisruptionTarget (restartPolicy Never)."""
+    rendered = _dev(tmp_path, [_job("retrying", "indexed", backoffLimit=1)])
+    [workload] = [w for w in rendered.workloads if not w.gate]
+    job = workload.workload
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    limit = job["spec"]["backoffLimit"]
+    assert limit == NODES, "one whole-job retry, counted in pods"
+    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+        client = cluster.client
+        placement = simulation.place(cluster, workload, WAIT)
+        assert placement.whole, placement
+
+        def stored() -> dict[str, Any]:
+            return client.get(client.path_of(job)) or {}
+
+        def failed_pods() -> int:
+            return int(stored().get("status", {}).get("failed", 0))
+
+        # An eviction of one rank: replaced, not counted.
+        pods = _until(f"{NODES} ranks Running", lambda: _running(client, workload, NODES))
+        _fail(client, pods[0], disruption=True)
+        _until("the evicted rank replaced", lambda: _running(client, workload, NODES))
+        assert failed_pods() == 0, stored().get("status")
+
+        # A fault: every rank fails (a collective job's ranks go down together). One retry allowed.
+        pods = _until(f"{NODES} ranks Running", lambda: _running(client, workload, NODES))
+        for pod in pods:
+            _fail(client, pod)
+        _until(f"{NODES} failures counted", lambda: failed_pods() == NODES)
+        _holds("the Job alive after one whole-job retry", lambda: _condition(stored(), "Failed") is None)
+        pods = _until("every rank replaced", lambda: _running(client, workload, NODES))
+
+        # The next fault is one more than the retries: the Job fails.
+        _fail(client, pods[0])
+        failed = _until("the Job Failed", lambda: _condition(stored(), "Failed"))
+        assert failed["reason"] == "BackoffLimitExceeded", failed

@@ -1,0 +1,215 @@
+"""Topology-aware placement on the real schedulers: Kueue's TAS on the gke stack, Volcano's HyperNodes on prod.
+
+Each stack runs on eight fake nodes per pool, which nodes.py labels in sub-blocks of four inside blocks of eight
+(on EKS: layer-3 domains of four inside a layer-2 of eight), so keeping a job in one domain is a choice the
+scheduler makes. Jobs of four nodes fit one finest domain; jobs of five do not. Every assertion reads the
+cluster: the labels of the nodes the pods were bound to, Kueue's Workloads, Volcano's PodGroups and HyperNodes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.render import Rendered, Workload, render
+from components.simulate import simulation
+from components.simulate.client import Client
+from components.validation import resolve_file
+
+pytestmark = pytest.mark.simulate
+
+REPO = Path(__file__).resolve().parents[2]
+NODES = 8
+"""Two finest domains of four (components/simulate/nodes.py)."""
+FITS, SPANS = 4, 5
+"""A job of FITS nodes fits one finest domain; one of SPANS nodes needs two."""
+TIMEOUT = 60.0
+HELD = 20.0
+"""How long a job that cannot fit is watched staying unplaced: many of either scheduler's cycles."""
+HYPERNODE = "topology.volcano.sh/v1alpha1"
+
+
+def _variant(stack: str, tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Rendered:
+    doc = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())
+    edit(doc["config"])
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return render(resolve_file(path))
+
+
+def _job(name: str, nodes: int, mode: str, level: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "launcher": "indexed",
+        "image": "registry.example.com/training:v1",
+        "command": ["train.py"],
+        "nodes": nodes,
+        "topology": {"mode": mode, "level": level},
+        **extra,
+    }
+
+
+def _workload(rendered: Rendered, name: str) -> Workload:
+    return next(w for w in rendered.workloads if w.plan.name == name)
+
+
+def _domains(client: Client, placed: list[str], label: str) -> set[str]:
+    """The `label` values of the nodes the job's GPU pods were bound to."""
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in client.list("v1", "Node")}
+    assert all(label in labels[n] for n in placed), f"nodes without {label}: {placed}"
+    return {labels[n][label] for n in placed}
+
+
+def _gpu_nodes(placement: simulation.Placement) -> list[str]:
+    return [n for n in placement.nodes if not n.startswith("cpu-")]
+
+
+def _place(cluster: simulation.Cluster, workload: Workload, timeout: float = TIMEOUT) -> simulation.Placement:
+    placement = simulation.place(cluster, workload, timeout)
+    assert placement.whole, placement
+    assert len(_gpu_nodes(placement)) == workload.plan.nodes, placement
+    return placement
+
+
+def _held(cluster: simulation.Cluster, workload: Workload) -> simulation.Placement:
+    """The job placed not at all for HELD seconds (never in part), with the cluster's reason."""
+    placement = simulation.place(cluster, workload, HELD)
+    assert placement.bound == 0, f"{placement.job} partly placed: {placement}"
+    assert placement.reason, placement
+    return placement
+
+
+def test_kueue_keeps_a_job_in_one_sub_block_required_or_preferred_and_spans_two_only_when_preferred(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """gke under Kueue's TAS: its fine-tune (required, one sub-block) and jobs like it, as Indexed Jobs (no operator
+    runs here; test_kueue.py admits the stack's own PyTorchJob)."""
+    level = "subblock"
+
+    def edit(config: dict[str, Any]) -> None:
+        config["gpu-training:nodePools"][0]["maxNodes"] = NODES
+        config["gpu-training:scheduler"]["queues"][0]["gpus"] = NODES * 8  # quota is not what holds a job
+        config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
+        [gemma] = config["gpu-training:jobs"]
+        assert gemma["topology"] == {"mode": "required", "level": level}
+        gemma |= {"launcher": "indexed", "nodes": FITS}
+        queue = {"scheduler": {"queue": "research"}}
+        config["gpu-training:jobs"] = [
+            gemma,
+            _job("preferred-fits", FITS, "preferred", level, **queue),
+            _job("required-spans", SPANS, "required", level, **queue),
+            _job("preferred-spans", SPANS, "preferred", level, **queue),
+        ]
+
+    rendered = _variant("gke", tmp_path, edit)
+    topology = next(o for o in rendered.objects if o["kind"] == "Topology")
+    labels = {lvl["nodeLabel"] for lvl in topology["spec"]["levels"]}
+    subblock = _workload(rendered, "gemma-finetune").plan.placement.level.node_label
+    block = next(lvl.node_label for lvl in _workload(rendered, "gemma-finetune").plan.pool.topology.levels)
+    assert {subblock, block} <= labels
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+        client = cluster.client
+        assert len(_domains(client, [f"a3-{i}" for i in range(NODES)], subblock)) == 2
+
+        for name in ("gemma-finetune", "preferred-fits"):
+            workload = _workload(rendered, name)
+            placement = _place(cluster, workload)
+            assert placement.gang == "admitted"
+            assert len(_domains(client, _gpu_nodes(placement), subblock)) == 1, f"{name} spans sub-blocks"
+            simulation.remove(cluster, workload)
+
+        held = _held(cluster, _workload(rendered, "required-spans"))
+        assert held.gang == "pending", held
+        # Kueue names the flavor it tried last: the pool's (its topology cannot fit the pods) or the CPU pods'
+        # default flavor (no topology at all); either way topology, not quota, holds it (the same size preferred
+        # is admitted below).
+        assert "Kueue:" in held.reason and "topology" in held.reason.lower(), held.reason
+        simulation.remove(cluster, _workload(rendered, "required-spans"))
+
+        placement = _place(cluster, _workload(rendered, "preferred-spans"))
+        assert len(_domains(client, _gpu_nodes(placement), subblock)) == 2
+        assert len(_domains(client, _gpu_nodes(placement), block)) == 1, "not beyond the block it fits"
+
+
+def _hypernodes(client: Client) -> dict[int, list[dict[str, Any]]]:
+    found: dict[int, list[dict[str, Any]]] = {}
+    for item in client.list(HYPERNODE, "HyperNode"):
+        found.setdefault(int(item["spec"]["tier"]), []).append(item)
+    return found
+
+
+def _tier_one(client: Client) -> list[list[str]]:
+    """The node members of each tier-1 HyperNode, sorted."""
+    tier = _hypernodes(client).get(1, [])
+    return sorted(sorted(m["selector"]["exactMatch"]["name"] for m in h["spec"]["members"]) for h in tier)
+
+
+def _until(what: str, check: Callable[[], Any], seen: Callable[[], Any], wait: float = TIMEOUT) -> Any:
+    """check()'s first truthy value within `wait`; else fail showing what seen() finds."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.5)
+    pytest.fail(f"not {what} in {wait:.0f} s: {seen()}")
+
+
+def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_says(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """prod with topology on: HyperNodes from the EKS layer labels, and Indexed Jobs and a TrainJob whose
+    PodGroups carry a hard or soft networkTopology at layer-3 (tier 1)."""
+    level = "layer-3"
+
+    def edit(config: dict[str, Any]) -> None:
+        config["gpu-training:nodePools"][0]["maxNodes"] = NODES
+        config["gpu-training:scheduler"]["topology"] = {"enabled": True}
+        config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
+        config["gpu-training:trainer"] = {"enabled": True}
+        queue = {"scheduler": {"queue": "pretraining"}, "resources": {"memory": "32000Mi"}}
+        config["gpu-training:jobs"] = [
+            _job("required-fits", FITS, "required", level, **queue),
+            _job("preferred-fits", FITS, "preferred", level, **queue),
+            _job("trainjob-fits", FITS, "required", level, launcher="trainjob", **queue),
+            _job("required-spans", SPANS, "required", level, **queue),
+            _job("preferred-spans", SPANS, "preferred", level, **queue),
+        ]
+
+    rendered = _variant("prod", tmp_path, edit)
+    pool = _workload(rendered, "required-fits").plan.pool
+    assert pool.topology is not None
+    finest = pool.topology.level(level).node_label
+    above = pool.topology.level("layer-2").node_label
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+        client = cluster.client
+        # The controller's label discovery, configured by the stack's Volcano values: tier 1 is layer-3.
+        # Discovery adds nodes as its informer sees them: wait for the whole pool.
+        expected = [[f"p5-{i}" for i in range(4)], [f"p5-{i}" for i in range(4, 8)]]
+        tiers = _until(
+            "two tier-1 HyperNodes of four nodes each",
+            lambda: _tier_one(client) == expected and _hypernodes(client),
+            lambda: {t: [h["spec"] for h in hs] for t, hs in _hypernodes(client).items()},
+        )
+        assert {h["spec"]["tierName"] for h in tiers[1]} == {finest}
+        assert len(tiers[2]) == 1, "one layer-2 HyperNode above both"
+
+        for name in ("required-fits", "preferred-fits", "trainjob-fits"):
+            workload = _workload(rendered, name)
+            placement = _place(cluster, workload)
+            assert placement.gang == "Running", placement
+            assert len(_domains(client, _gpu_nodes(placement), finest)) == 1, f"{name} spans {level} domains"
+            simulation.remove(cluster, workload)
+
+        held = _held(cluster, _workload(rendered, "required-spans"))
+        assert held.gang in ("Pending", "Inqueue"), held
+        assert "Volcano:" in held.reason and "hyperNode" in held.reason, held.reason
+        simulation.remove(cluster, _workload(rendered, "required-spans"))
+
+        placement = _place(cluster, _workload(rendered, "preferred-spans"))
+        assert len(_domains(client, _gpu_nodes(placement), finest)) == 2
+        assert len(_domains(client, _gpu_nodes(placement), above)) == 1

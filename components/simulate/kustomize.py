@@ -10,6 +10,7 @@ kustomization is an error, so an overlay this cannot build is never half-built.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,12 @@ def env_of(deployment: dict[str, Any], spec: dict[str, Any], pod_name: str) -> d
         else:
             raise KustomizeError(f"{var['name']} comes from {var.get('valueFrom')}")
     return env
+
+
+def patched(folder: Path, patch: Callable[[dict[str, Any]], dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The overlay in `folder` with `patch` applied to a copy of each object, as a stack patches an upstream
+    install (None drops the object)."""
+    return [p for o in build(folder) if (p := patch(copy.deepcopy(o))) is not None]
 
 
 def merged(base: dict[str, Any], *overrides: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,6 @@ once), and it always serves its health check on :8080 of every interface.
 
 from __future__ import annotations
 
-import copy
 import socket
 import time
 from collections.abc import Callable
@@ -39,8 +38,7 @@ def installed(rendered: Rendered) -> bool:
 def upstream(rendered: Rendered) -> list[dict[str, Any]]:
     """The standalone overlay's objects at the pinned version, as the stack patches them."""
     root = engines.download(MODULE, engines.pinned(ENGINE, MODULE))
-    patch = rendered.addons.patches[MPI_NAME]
-    return [p for o in kustomize.build(root / OVERLAY) if (p := patch(copy.deepcopy(o))) is not None]
+    return kustomize.patched(root / OVERLAY, rendered.addons.patches[MPI_NAME])
 
 
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:

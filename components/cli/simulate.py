@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -57,6 +58,10 @@ def simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep: 
     except apply.ApplyError as exc:
         return f"error: {exc}\nlogs: {folder}", NOT_SCHEDULED
     text = report.as_json() if output == "json" else report.table()
+    if report.ok and not keep:
+        shutil.rmtree(folder, ignore_errors=True)  # the logs are kept only where something did not schedule
+    elif not report.ok:
+        text += f"\nlogs of every process: {folder}" if output != "json" else ""
     return text, OK if report.ok else NOT_SCHEDULED
 
 

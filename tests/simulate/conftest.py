@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.simulate import apply, controlplane, crds, engines, kwok, nodes
-from components.validation import Stack
+from components.validation import Stack, resolve_file
 
 
 def _unavailable(reason: str) -> None:
@@ -79,3 +80,19 @@ def cluster_of(
         for node in nodes.pool_nodes(pool, min(pool.max_nodes, most_nodes)):
             client.apply(node)
     return plane
+
+
+def indexed_variant(stack_file: Path, tmp_path: Path, drop: tuple[str, ...], *, gang: bool) -> Stack:
+    """The stack with every job launched as an Indexed Job (the job keys of other launchers in `drop` removed),
+    and with no gang scheduler unless `gang`."""
+    doc = yaml.safe_load(stack_file.read_text())
+    config = doc["config"]
+    if not gang:
+        config["gpu-training:scheduler"] = {"type": "none"}
+    for job in config.get("gpu-training:jobs", []):
+        for key in drop:
+            job.pop(key, None)
+        job["launcher"] = "indexed"
+    variant = tmp_path / stack_file.name
+    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return resolve_file(variant)

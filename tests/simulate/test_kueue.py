@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.pool import POOL_LABEL
 from components.render import Rendered, render
 from components.simulate import apply, controlplane, engines, kueue, nodes, volumes
 from components.simulate.client import Client
 from components.validation import Stack, resolve_file
-from tests.simulate.conftest import _unavailable, cluster_of
+from tests.simulate.conftest import _unavailable, cluster_of, indexed_variant
 
 pytestmark = pytest.mark.simulate
 
@@ -54,14 +53,7 @@ def kueue_binary(binaries: dict[str, Path]) -> Path:
 
 def _with_indexed_jobs(stack_file: Path, tmp_path: Path) -> Stack:
     """The stack with every job launched as an Indexed Job, keeping its scheduler, queue and topology."""
-    doc = yaml.safe_load(stack_file.read_text())
-    for job in doc["config"].get("gpu-training:jobs", []):
-        for key in ONLY_OTHER_LAUNCHERS:
-            job.pop(key, None)
-        job["launcher"] = "indexed"
-    variant = tmp_path / stack_file.name
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return resolve_file(variant)
+    return indexed_variant(stack_file, tmp_path, ONLY_OTHER_LAUNCHERS, gang=True)
 
 
 def _kueue_cluster(

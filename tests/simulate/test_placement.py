@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.pool import POOL_LABEL
 from components.render import render
 from components.simulate import apply, controlplane, volumes
 from components.simulate.client import Client
-from components.validation import Stack, resolve_file
-from tests.simulate.conftest import cluster_of
+from components.validation import Stack
+from tests.simulate.conftest import cluster_of, indexed_variant
 from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate
@@ -37,16 +36,7 @@ WAIT = 60.0
 
 def _as_indexed_jobs(stack_file: Path, tmp_path: Path) -> Stack:
     """The stack with no gang scheduler and every job launched as an Indexed Job."""
-    doc = yaml.safe_load(stack_file.read_text())
-    config = doc["config"]
-    config["gpu-training:scheduler"] = {"type": "none"}
-    for job in config.get("gpu-training:jobs", []):
-        for key in ONLY_OTHER_LAUNCHERS:
-            job.pop(key, None)
-        job["launcher"] = "indexed"
-    variant = tmp_path / stack_file.name
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return resolve_file(variant)
+    return indexed_variant(stack_file, tmp_path, ONLY_OTHER_LAUNCHERS, gang=False)
 
 
 def _cluster(

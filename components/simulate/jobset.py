@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from components.addons import trainer as trainer_addon
 from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import engines, kustomize, webhooks
@@ -25,7 +26,7 @@ ENGINE = engines.Engine("jobset", {"jobset-controller-manager": "sigs.k8s.io/job
 """JobSet's manager: its main package is the module's root."""
 VERSION_NOTE: str | None = None
 MODULE = "sigs.k8s.io/jobset"
-RELEASE = "kubeflow-trainer"
+RELEASE = trainer_addon.NAME
 """The stack installs JobSet as the Trainer chart's dependency, in that release's namespace."""
 NAME_PREFIX = "jobset-"
 """config/default's namePrefix, which the webhook configurations get."""

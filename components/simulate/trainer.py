@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from components.addons import trainer as trainer_addon
 from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import engines, kustomize, webhooks
@@ -26,7 +27,7 @@ MODULE = "github.com/kubeflow/trainer/v2"
 ENGINE = engines.Engine("trainer", {"trainer-controller-manager": f"{MODULE}/cmd/trainer-controller-manager"})
 """Trainer's manager, at the chart's version (the chart and the manager are released together)."""
 VERSION_NOTE: str | None = None
-RELEASE = "kubeflow-trainer"
+RELEASE = trainer_addon.NAME
 VALIDATOR = "validator.trainjob.trainer.kubeflow.org"
 READY_TIMEOUT = 120.0
 

@@ -57,9 +57,11 @@ class ControlPlane:
         """A client of this control plane's API server."""
         return Client(self.server, self.token, self.ca_file)
 
-    def start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> Process:
-        """Start `command` as a process of this control plane (with `env` added to ours), logging to
-        <folder>/<name>.log."""
+    def start(
+        self, name: str, command: list[str], env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
+    ) -> Process:
+        """Start `command` as a process of this control plane (with `env` added to ours, and `pass_fds` left
+        open in it), logging to <folder>/<name>.log."""
         log = self.folder / f"{name}.log"
         with log.open("wb") as out:
             popen = subprocess.Popen(
@@ -69,6 +71,7 @@ class ControlPlane:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 env={**os.environ, **env} if env else None,
+                pass_fds=pass_fds,
             )
         process = Process(name, popen, log)
         self.processes.append(process)

@@ -17,6 +17,7 @@ from components.models.job import (
 from components.models.network import IpamSpec, NetworkConfig, NetworkSpec, RdmaSpec
 from components.models.nodepool import CapacitySpec, Fabric, NodePoolSpec, Taint
 from components.models.platform import (
+    AddonsSpec,
     GpuOperatorSpec,
     NamespaceSpec,
     QueueSpec,
@@ -31,6 +32,7 @@ from components.models.storage import StorageConfig, VolumeSpec
 
 __all__ = [
     "CONFIG_NAMESPACE",
+    "AddonsSpec",
     "AwsClusterSpec",
     "CapacitySpec",
     "ClusterSpec",

@@ -51,6 +51,13 @@ class GpuOperatorSpec(Spec):
         )
 
 
+class AddonsSpec(Spec):
+    """How the add-ons (the Helm releases and remote installs `render` lists) get onto the cluster."""
+
+    install: bool = True
+    """Install them: false when the platform team installs them another way (Argo CD, Flux). Default: true."""
+
+
 class MonitoringSpec(Spec):
     """What the cluster monitors with."""
 

@@ -10,6 +10,7 @@ from components.models.job import TrainingJobSpec
 from components.models.network import NetworkConfig, NetworkSpec
 from components.models.nodepool import NodePoolSpec
 from components.models.platform import (
+    AddonsSpec,
     GpuOperatorSpec,
     MonitoringSpec,
     NamespaceSpec,
@@ -44,6 +45,8 @@ class StackConfig(Spec):
     """Checkpoint and dataset volumes. Default: none."""
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     """Monitoring the cluster has. Default: no Prometheus Operator."""
+    addons: AddonsSpec = Field(default_factory=AddonsSpec)
+    """Who installs the add-ons: the stack, or another tool while the stack makes their objects. Default: the stack."""
     namespaces: list[NamespaceSpec] = Field(default_factory=list)
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
     Default: none."""

@@ -800,6 +800,14 @@ class MonitoringSpec(TypedDict):
     """The Prometheus Operator runs on the cluster: add ServiceMonitors (DCGM exporter). Default: false."""
 
 
+class AddonsSpec(TypedDict):
+    """How the add-ons (the Helm releases and remote installs `render` lists) get onto the cluster."""
+
+    # from components.models.platform.AddonsSpec
+    install: NotRequired[bool]
+    """Install them: false when the platform team installs them another way (Argo CD, Flux). Default: true."""
+
+
 class NamespaceSpec(TypedDict):
     """A namespace the platform creates, optionally with a GPU quota."""
 
@@ -998,6 +1006,8 @@ class StackConfig(TypedDict):
     """Checkpoint and dataset volumes. Default: none."""
     monitoring: NotRequired[MonitoringSpec]
     """Monitoring the cluster has. Default: no Prometheus Operator."""
+    addons: NotRequired[AddonsSpec]
+    """Who installs the add-ons: the stack, or another tool while the stack makes their objects. Default: the stack."""
     namespaces: NotRequired[list[NamespaceSpec]]
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
 Default: none."""

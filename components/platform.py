@@ -82,8 +82,9 @@ class Platform(pulumi.ComponentResource):
 
         nodes = [*self.cluster.node_pools.values(), *self.cluster.storage_objects]
         installs = addons.plan(stack, efs_role_arn=getattr(self.cluster, "efs_csi_role_arn", None))
-        # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds.
-        installed = ClusterAddons("addons", installs, in_cluster(nodes))
+        # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds. With
+        # addons.install false another tool installs them, and nothing waits for an install.
+        installed = ClusterAddons("addons", installs, in_cluster(nodes), install=stack.config.addons.install)
         objects = PlatformObjects(
             "platform", stack, in_cluster(nodes), needs=lambda obj: installed.waits_for(installs, obj)
         )

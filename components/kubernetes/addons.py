@@ -19,33 +19,39 @@ TOKEN = "gpu-training:index:ClusterAddons"
 class ClusterAddons(pulumi.ComponentResource):
     """Every add-on of the plan, each waiting for the installs it needs, then the objects they serve."""
 
-    def __init__(self, name: str, plan: AddonPlan, opts: pulumi.ResourceOptions | None = None) -> None:
-        """Install the plan's releases and remote installs, then create its objects (NicClusterPolicy, ...)."""
+    def __init__(
+        self, name: str, plan: AddonPlan, opts: pulumi.ResourceOptions | None = None, *, install: bool = True
+    ) -> None:
+        """Install the plan's releases and remote installs, then create its objects (NicClusterPolicy, ...).
+
+        With `install` false another tool installs them (`addons.install: false`): only the objects are created,
+        and they wait for nothing here.
+        """
         super().__init__(TOKEN, name, {}, opts)
         upstream = inherited(opts)
         self.installs: dict[str, pulumi.Resource] = {}
         self._ready: dict[str, Dependencies] = {}
-        pending: list[HelmRelease | RemoteInstall] = [*plan.remotes, *plan.releases]
+        pending: list[HelmRelease | RemoteInstall] = [*plan.remotes, *plan.releases] if install else []
         while pending:
             ready = [i for i in pending if all(n in self.installs or n not in plan.names for n in i.needs)]
             if not ready:
                 raise ValueError(f"add-ons wait for each other in a cycle: {[i.name for i in pending]}")
-            for install in ready:
-                needs = combine(upstream, *(self._ready[n] for n in install.needs if n in self._ready))
+            for addon in ready:
+                needs = combine(upstream, *(self._ready[n] for n in addon.needs if n in self._ready))
                 child = pulumi.ResourceOptions(parent=self, depends_on=needs)
-                if isinstance(install, HelmRelease):
-                    resource: pulumi.Resource = _release(install, child)
-                    self._ready[install.name] = [resource]
+                if isinstance(addon, HelmRelease):
+                    resource: pulumi.Resource = _release(addon, child)
+                    self._ready[addon.name] = [resource]
                 else:
-                    resource = _remote(install, plan.patches.get(install.name), child)
+                    resource = _remote(addon, plan.patches.get(addon.name), child)
                     # kustomize builds its objects at deploy time: waiting for the component alone
                     # would not wait for them, its `resources` output does.
                     ready = getattr(resource, "resources", None)
-                    self._ready[install.name] = (
+                    self._ready[addon.name] = (
                         ready.apply(lambda found: list((found or {}).values())) if ready is not None else [resource]
                     )
-                self.installs[install.name] = resource
-                pending.remove(install)
+                self.installs[addon.name] = resource
+                pending.remove(addon)
         self.objects = [
             kube_object(
                 logical_name(obj), obj, pulumi.ResourceOptions(parent=self, depends_on=self.waits_for(plan, obj))

@@ -1,4 +1,5 @@
-"""ClusterAddons and the stack under Pulumi mocks: releases with the values users need, in order."""
+"""ClusterAddons and the stack under Pulumi mocks: releases with the values users need, in order; none when the
+add-ons are installed elsewhere (addons.install: false)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 import stacks
 from tests.addons.operators_fixtures import TRAINING_OBJECTS
-from tests.support.pulumi_mocks import RecordingMonitor, Registration, run, use_stack
+from tests.support.pulumi_mocks import RecordingMonitor, Registration, exported, run, use_stack
+from tests.test_names import NAMES, answered, engine_urns
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -123,3 +126,51 @@ def test_every_release_is_pinned_and_namespaced(pulumi_mocks: RecordingMonitor, 
     for registered in releases:
         assert registered.inputs["version"] and registered.inputs["namespace"] and registered.inputs["createNamespace"]
         assert registered.inputs["name"] == registered.name, "stable Helm release names"
+
+
+INSTALL_TYPES = (
+    "kubernetes:helm.sh/v3:Release",
+    "kubernetes:kustomize:Directory",
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:yaml/v2:ConfigGroup",
+)
+
+
+def deploy_without_installs(monitor: RecordingMonitor, stack: str) -> dict[str, Any]:
+    """Run a stack with `addons.install: false`; its exports, resolved."""
+    path = REPO / f"Pulumi.{stack}.yaml"
+    config = {**yaml.safe_load(path.read_text())["config"], "gpu-training:addons": {"install": False}}
+    use_stack(monitor, path, config)
+    return exported(run(lambda: stacks.run(stacks.load())))
+
+
+def test_add_ons_installed_elsewhere_leave_only_their_objects(pulumi_mocks: RecordingMonitor, monkeypatch: Any) -> None:
+    monkeypatch.chdir(REPO)
+    exports = deploy_without_installs(pulumi_mocks, "dev")
+    assert not [r.name for r in pulumi_mocks.registrations if r.type in INSTALL_TYPES], "no release, no remote"
+    assert exports["addons"] == []
+    addons = pulumi_mocks.named("addons")
+    assert addons.type == "gpu-training:index:ClusterAddons"
+    # The plan's objects are still made, under the component as before, waiting for no install.
+    objects = [r for r in pulumi_mocks.registrations if r.parent == addons.urn]
+    assert {r.inputs["kind"] for r in objects} == {"NicClusterPolicy", "PriorityClass"}
+    assert all(r.dependencies == [] for r in objects)
+    queue = one(pulumi_mocks, "Queue")
+    assert queue.inputs["spec"]["capability"] == {"nvidia.com/gpu": "32"} and queue.dependencies == []
+    assert len(pulumi_mocks.of_type("kubernetes:k8s.cni.cncf.io/v1:NetworkAttachmentDefinition")) == 8
+    assert pulumi_mocks.of_type("kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")
+    assert one(pulumi_mocks, "PyTorchJob") and one(pulumi_mocks, "MPIJob")
+    assert pulumi_mocks.of_type("gpu-training:index:FabricCheck")
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gke"])
+def test_add_ons_installed_elsewhere_change_no_other_urn(
+    pulumi_mocks: RecordingMonitor, monkeypatch: Any, stack: str
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy_without_installs(pulumi_mocks, stack)
+    pinned = set((NAMES / f"{stack}.txt").read_text().splitlines())
+    current = set(engine_urns(pulumi_mocks.registrations).values())
+    assert current <= pinned, f"new URNs: {sorted(current - pinned)}"
+    gone = pinned - set(answered(pulumi_mocks.registrations, pinned))
+    assert gone and all(any(t in urn for t in INSTALL_TYPES) for urn in gone), sorted(gone)

@@ -19,6 +19,14 @@ from components.validation import Stack
 from components.yamlio import dump
 
 MARKER = ".gpu-training-render"
+ELSEWHERE = "README.md"
+"""With addons.install false, the note in helm/ and remote/ that another tool installs what they describe."""
+ELSEWHERE_NOTE = (
+    "The stack does not install these add-ons (gpu-training:addons install: false): install each Helm release\n"
+    "and remote install described here another way (Argo CD, Flux), at its version and with its values.\n"
+    "The stack creates the objects they serve (queues, policies, NADs, runtimes ...) without waiting for them:\n"
+    "install them first.\n"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +98,8 @@ class Rendered:
         if keys:
             lines.append("made at deploy time, each fabric check's ssh key pair: " + ", ".join(keys))
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
-        lines.append("add-ons: " + (", ".join(installs) or "none"))
+        elsewhere = "" if self.stack.config.addons.install else " to install elsewhere (addons.install: false)"
+        lines.append(f"add-ons{elsewhere}: " + (", ".join(installs) or "none"))
         kinds: dict[str, int] = {}
         for obj in self.objects:
             kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
@@ -137,7 +146,8 @@ def object_path(obj: dict[str, Any]) -> Path:
 
 def write(rendered: Rendered, out: Path) -> list[Path]:
     """Write each object to its own YAML file under `out`, each Helm release under `out`/helm/ and each
-    remote install under `out`/remote/, replacing an earlier render there.
+    remote install under `out`/remote/, replacing an earlier render there. With addons.install false each of those
+    folders also holds a README.md saying that another tool installs them.
 
     Files whose content is unchanged are left as they are (their times too), and files of the earlier
     render that this one does not produce are removed: `out` ends up holding exactly this render.
@@ -146,12 +156,17 @@ def write(rendered: Rendered, out: Path) -> list[Path]:
     files: list[tuple[Path, dict[str, Any]]] = [(out / object_path(obj), obj) for obj in rendered.objects]
     files += [(out / "helm" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.releases]
     files += [(out / "remote" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.remotes]
+    installs = {path.parent for path, _ in files} & {out / "helm", out / "remote"}
+    notes = [] if rendered.stack.config.addons.install else sorted(folder / ELSEWHERE for folder in installs)
     for folder in {path.parent for path, _ in files}:
         folder.mkdir(parents=True, exist_ok=True)
     for path, document in files:
         _update(path, dump([document]).encode("utf-8"))
-    _remove_stale(out, {path for path, _ in files})
-    return [path for path, _ in files]
+    for note in notes:
+        _update(note, ELSEWHERE_NOTE.encode("utf-8"))
+    written = [path for path, _ in files] + notes
+    _remove_stale(out, set(written))
+    return written
 
 
 def _update(path: Path, content: bytes) -> None:

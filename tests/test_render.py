@@ -10,7 +10,7 @@ from components.config import read_stack_file
 from components.errors import ConfigError
 from components.fabric import min_nccl, profile
 from components.fabriccheck import home_namespace
-from components.render import MARKER, render, write
+from components.render import ELSEWHERE, ELSEWHERE_NOTE, MARKER, render, write
 from components.validation import resolve_file, resolve_raw
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,3 +80,30 @@ def test_each_job_is_a_workload_whose_objects_are_the_stacks_and_whose_last_obje
         assert workload.workload["kind"] in ("Job", "PyTorchJob", "MPIJob", "TFJob", "TrainJob")
         mpi = workload.plan.spec.launcher == "mpi"
         assert workload.pods == workload.plan.nodes + (1 if mpi else 0)
+
+
+def test_add_ons_installed_elsewhere_are_rendered_as_before_and_marked_so(tmp_path: Path) -> None:
+    raw, _ = read_stack_file(REPO / "Pulumi.dev.yaml")
+    ours = render(resolve_raw(raw))
+    theirs = render(resolve_raw({**raw, "addons": {"install": False}}))
+    plan = (ours.addons.releases, ours.addons.remotes, ours.addons.objects, ours.addons.patches.keys())
+    assert (theirs.addons.releases, theirs.addons.remotes, theirs.addons.objects, theirs.addons.patches.keys()) == plan
+    assert theirs.objects == ours.objects, "the same plan and objects"
+
+    line = next(line for line in theirs.summary().splitlines() if line.startswith("add-ons"))
+    names = [r.name for r in ours.addons.remotes] + [r.name for r in ours.addons.releases]
+    assert line == f"add-ons to install elsewhere (addons.install: false): {', '.join(names)}"
+    assert f"add-ons: {', '.join(names)}" in ours.summary().splitlines()
+
+    written = write(ours, tmp_path / "ours")
+    elsewhere = write(theirs, tmp_path / "theirs")
+    notes = [tmp_path / "theirs" / folder / ELSEWHERE for folder in ("helm", "remote")]
+    assert sorted(elsewhere) == sorted(
+        [*(tmp_path / "theirs" / p.relative_to(tmp_path / "ours") for p in written), *notes]
+    )
+    assert all(n.read_text() == ELSEWHERE_NOTE for n in notes)
+    for path in written:
+        assert path.read_bytes() == (tmp_path / "theirs" / path.relative_to(tmp_path / "ours")).read_bytes()
+
+    write(ours, tmp_path / "theirs")
+    assert not any(n.exists() for n in notes), "installing them again removes the notes"

@@ -27,6 +27,13 @@ class BuildError(RuntimeError):
     """An engine could not be built or a module could not be downloaded: the Go toolchain's own words."""
 
 
+K8S_VERSION_VARS = tuple(
+    (f"k8s.io/component-base/version.{name}", value)
+    for name, value in (("gitVersion", "{version}"), ("gitMajor", "{major}"), ("gitMinor", "{minor}"))
+)
+"""Where a Kubernetes binary keeps its version."""
+
+
 @dataclass(frozen=True, slots=True)
 class Engine:
     """A Go module of ours that pins one upstream project, and the binaries built from it."""
@@ -35,9 +42,14 @@ class Engine:
     binaries: dict[str, str]
     """Binary name -> Go package (a main package listed in the module's `tool` directives)."""
     stamp: str | None = None
-    """A pinned module whose version the binaries report as theirs (k8s.io/component-base/version), as the
-    upstream release build stamps it: built from a module, a server says v0.0.0-master+$Format:%H$, which
-    clients that parse the server's version (Kueue) refuse."""
+    """A pinned module whose version the binaries report as theirs, as the upstream release build stamps it:
+    built from a module, a Kubernetes server says v0.0.0-master+$Format:%H$, which clients that parse the
+    server's version (Kueue) refuse, and the Pulumi CLI says it has no version at all."""
+    stamp_vars: tuple[tuple[str, str], ...] = K8S_VERSION_VARS
+    """The Go variables the linker sets (package.Name) and their values ({version}, {major}, {minor})."""
+    generated: tuple[str, ...] = ()
+    """Binaries whose main package embeds files its release build generates (`go run generate.go`, given the
+    version as $VERSION), which the module zip leaves out: built from a copy of the package, generated first."""
 
     @property
     def module_dir(self) -> Path:
@@ -107,9 +119,8 @@ def _ldflags(engine: Engine) -> list[str]:
         return []
     version = pinned(engine, engine.stamp)
     major, minor = version.lstrip("v").split(".")[:2]
-    package = "k8s.io/component-base/version"
-    stamps = {"gitVersion": version, "gitMajor": major, "gitMinor": minor}
-    return ["-ldflags", " ".join(f"-X {package}.{name}={value}" for name, value in stamps.items())]
+    values = {"version": version, "major": major, "minor": minor}
+    return ["-ldflags", " ".join(f"-X {var}={value.format(**values)}" for var, value in engine.stamp_vars)]
 
 
 def install_dir(engine: Engine) -> Path:
@@ -133,12 +144,54 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
         try:
             for binary, package in engine.binaries.items():
                 progress(f"building {binary} from {package} (first run only)")
-                _run([go(), "build", *_ldflags(engine), "-o", str(staging / binary), package], engine.module_dir)
+                if binary in engine.generated:
+                    _build_generated(engine, package, staging / binary)
+                else:
+                    _run([go(), "build", *_ldflags(engine), "-o", str(staging / binary), package], engine.module_dir)
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)  # all or nothing: a half-built folder is never taken for a cache hit
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return built
+
+
+def _build_generated(engine: Engine, package: str, output: Path) -> None:
+    """Build `package` from a copy in a scratch module that is ours (same go.mod and go.sum), after running the
+    package's generator as its release build does."""
+    module = next(m for m in _requirements(engine) if package.startswith(f"{m}/"))
+    version = pinned(engine, module)
+    source = download(module, version) / package.removeprefix(f"{module}/")
+    with tempfile.TemporaryDirectory(prefix=f"{engine.name}-") as scratch:
+        root = Path(scratch)
+        for name in ("go.mod", "go.sum"):
+            shutil.copyfile(engine.module_dir / name, root / name)
+        copy = root / "main"
+        shutil.copytree(source, copy)
+        for path in [copy, *copy.iterdir()]:
+            path.chmod(0o755 if path.is_dir() else 0o644)  # the module cache is read-only
+        stamped = dict(engine.stamp_vars)
+        release = next(iter(stamped.values())) if stamped else version
+        done = subprocess.run(
+            [go(), "run", "generate.go"],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            env={**_env(), "VERSION": release},
+            check=False,
+        )
+        if done.returncode != 0:
+            raise BuildError(f"`go run generate.go` for {package} failed:\n{done.stderr.strip()[-2000:]}")
+        _run([go(), "build", *_ldflags(engine), "-o", str(output), "./main"], root)
+
+
+def _requirements(engine: Engine) -> list[str]:
+    """The modules `engine`'s go.mod requires, longest path first."""
+    names = []
+    for line in (engine.module_dir / "go.mod").read_text().splitlines():
+        words = line.replace("require", "").split()
+        if len(words) >= 2 and words[1].startswith("v") and "." in words[0]:
+            names.append(words[0])
+    return sorted(names, key=len, reverse=True)
 
 
 def _escaped(path: str) -> str:

@@ -146,8 +146,13 @@ def running(
     nodes_per_pool: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
     keep: bool = False,
+    *,
+    with_platform: bool = True,
 ) -> Iterator[Cluster]:
-    """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`."""
+    """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`.
+
+    With `with_platform=False` it has the nodes, the CRDs and the controllers, and nothing of the stack's own: what
+    a stack finds when the platform team installs its add-ons another way, ready for `pulumi up`."""
     binaries = build(rendered, progress)
     plane = controlplane.start(folder, binaries, progress)
     try:
@@ -171,6 +176,9 @@ def running(
                 cluster.controllers.append(label)
                 if controller.VERSION_NOTE:
                     cluster.notes.append(controller.VERSION_NOTE)
+        if not with_platform:
+            yield cluster
+            return
         progress("applying the stack's platform objects")
         jobs = {apply.key(o) for w in rendered.workloads for o in w.objects}
         platform = [o for o in rendered.objects if apply.key(o) not in jobs]

@@ -40,7 +40,8 @@ class Engine:
 
     name: str
     binaries: dict[str, str]
-    """Binary name -> Go package (a main package listed in the module's `tool` directives)."""
+    """Binary name -> Go package (a main package listed in the module's `tool` directives, or the module's own
+    main package, by its module path)."""
     stamp: str | None = None
     """A pinned module whose version the binaries report as theirs, as the upstream release build stamps it:
     built from a module, a Kubernetes server says v0.0.0-master+$Format:%H$, which clients that parse the
@@ -104,10 +105,13 @@ def _go_version() -> str:
 
 
 def key(engine: Engine) -> str:
-    """What a build of `engine` depends on: its go.mod, go.sum and the Go version, hashed."""
+    """What a build of `engine` depends on: its go.mod, go.sum, any Go source of ours beside them (a main package
+    in the module itself) and the Go version, hashed."""
     digest = hashlib.sha256(_go_version().encode())
     for name in ("go.mod", "go.sum"):
         digest.update((engine.module_dir / name).read_bytes())
+    for source in sorted(engine.module_dir.glob("*.go")):  # none in a module that only pins tools: same keys
+        digest.update(source.name.encode() + source.read_bytes())
     if flags := _ldflags(engine):
         digest.update(" ".join(flags).encode())
     return digest.hexdigest()[:12]

@@ -29,6 +29,11 @@ KUBERNETES = engines.Engine(
 (v4.0.0-20260115033456-f47bc2d6f199, which `git describe` names v4.25.0), so the version it reports is given
 here. Its main package embeds its Pulumi schema, which the release build stamps with that version first."""
 
+CODEGEN = engines.Engine("pulumi-codegen", {"pulumi-codegen": "gpu-training/engines/pulumi-codegen"})
+"""Pulumi's SDK generators for Node.js, Python and Go at the CLI's version, run by a main package of ours
+(engines/pulumi-codegen/main.go) as the language hosts run them for `pulumi package add`: the hosts themselves
+are not served by the module proxy, so `pulumi package add` and `gen-sdk` cannot run here."""
+
 ENGINES = (CLI, KUBERNETES)
 
 

@@ -2,7 +2,7 @@
 // platform stack's exports through a StackReference, so nothing about the GPUs or the fabric is typed here.
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import * as gpu from "@pulumi/gpu-training";
+import * as gpu from "@gpu-training/gpu-training";
 
 const config = new pulumi.Config();
 const platform = new pulumi.StackReference(config.require("platformStack"));

@@ -1,6 +1,7 @@
 """examples/typescript-workloads: a TrainingJob in TypeScript on a platform stack's pool. index.ts type-checks
-with tsc against the SDK the plugin's schema gives (tests/support/pulumi_schema.py) and the real @pulumi/pulumi
-and @pulumi/kubernetes packages (tests/examples/package.json, installed into .node/ by ./run test)."""
+with tsc against declarations made from the plugin's schema (tests/support/pulumi_schema.py) and the real
+@pulumi/pulumi and @pulumi/kubernetes packages (tests/examples/package.json, installed into .node/ by ./run test).
+The engine tier (tests/engine/test_sdks.py) checks it against the SDK Pulumi's own code generator makes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.pulumi_schema import package_json, typescript
+from tests.support.pulumi_schema import npm_name, package_json, typescript
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "typescript-workloads"
@@ -35,7 +36,7 @@ def project(served: dict[str, Any]) -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(dir=NODE / "work"))
     for name in ("index.ts", "tsconfig.json", "package.json"):
         shutil.copy(EXAMPLE / name, path / name)
-    sdk = path / "node_modules" / "@pulumi" / served["name"]
+    sdk = path / "node_modules" / npm_name(served)
     sdk.mkdir(parents=True)
     (sdk / "index.d.ts").write_text(typescript(served))
     (sdk / "package.json").write_text(json.dumps(package_json(served)))
@@ -69,12 +70,15 @@ def test_a_misspelled_or_mistyped_input_does_not(project: Path) -> None:
     assert "Type 'string' is not assignable to type 'number'" in _tsc(project).stdout
 
 
-def test_the_project_uses_the_plugin_in_this_checkout() -> None:
+def test_the_project_uses_the_plugin_in_this_checkout(served: dict[str, Any]) -> None:
     program = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())
     assert program["runtime"]["name"] == "nodejs"
     assert (EXAMPLE / program["packages"]["gpu-training"] / "PulumiPlugin.yaml").is_file()
     dependencies = json.loads((EXAMPLE / "package.json").read_text())["dependencies"]
-    assert dependencies["@pulumi/gpu-training"] == "file:sdks/gpu-training", "where `pulumi package add` puts the SDK"
+    # `pulumi package add` puts the SDK in sdks/<namespace>-<name> and names it @<namespace>/<name>.
+    folder = f"{served['namespace']}-{served['name']}"
+    assert dependencies[npm_name(served)] == f"file:sdks/{folder}", "where `pulumi package add` puts the SDK"
+    assert f'from "{npm_name(served)}"' in (EXAMPLE / "index.ts").read_text()
 
 
 def test_the_toolchain_is_what_the_example_asks_for() -> None:

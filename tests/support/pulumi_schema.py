@@ -100,10 +100,17 @@ def typescript(schema: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def npm_name(schema: dict[str, Any]) -> str:
+    """The npm package the Node.js code generator names the SDK: @<namespace>/<name>, or @pulumi/<name> for a
+    schema without a namespace (tests/engine/test_sdks.py checks it against the real generator)."""
+    namespace = schema.get("namespace") or "pulumi"
+    return f"@{namespace}/{schema['name']}"
+
+
 def package_json(schema: dict[str, Any]) -> dict[str, Any]:
     """package.json of the generated SDK (declarations only: enough for tsc)."""
     return {
-        "name": f"@pulumi/{schema['name']}",
+        "name": npm_name(schema),
         "version": schema["version"],
         "types": "index.d.ts",
         "main": "index.js",

@@ -23,6 +23,17 @@ _TYPED: dict[tuple[str, str], type[pulumi.CustomResource]] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
 }
 
+# A port's protocol is TCP unless stated, and we state it (older API servers refuse a port without one under
+# server-side apply); release 0.2.0 did not. The API server cannot update a Job's pod template, so
+# pulumi-kubernetes replaces the Job on any change to it, and stating the protocol there would kill a running
+# Job when a stack moves to a newer release (found on the real engine by tests/engine/test_urns.py). The
+# value can only be TCP, so the engine is told to ignore it in the templates it cannot update.
+_DEFAULTED_IN_TEMPLATE = {
+    ("batch/v1", "Job"): tuple(
+        f"spec.template.spec.{containers}[*].ports[*].protocol" for containers in ("containers", "initContainers")
+    ),
+}
+
 
 class StackConfigError(ConfigError, pulumi.RunError):
     """A config mistake, reported by Pulumi as a clean error without a traceback."""
@@ -43,6 +54,8 @@ def kube_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions | N
         opts = pulumi.ResourceOptions.merge(
             opts, pulumi.ResourceOptions(replace_on_changes=list(paths), delete_before_replace=True)
         )
+    if defaulted := _DEFAULTED_IN_TEMPLATE.get((api_version, kind)):
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=list(defaulted)))
     fields = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
     typed = _TYPED.get((api_version, kind))
     if typed is not None:

@@ -16,6 +16,11 @@ MANAGER = "gpu-training/trainingjob"
 """Who owns the TrainJob's runtime patch (Kueue writes its own under kueue.x-k8s.io/manager)."""
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 """Trainer's Volcano plugin reads the queue from the runtime template's annotations, which a patch extends."""
+# pulumi-kubernetes deletes in the foreground by default: the TrainJob stays until its JobSet is gone. Trainer
+# v2.3.0 reconciles a TrainJob that is being deleted like any other and makes its JobSet again as soon as the
+# garbage collector removes it, so `pulumi destroy` (or a replacement) never finishes; found on the real engine
+# (tests/engine/test_deploy.py). In the background, the TrainJob goes at once and the collector removes the rest.
+BACKGROUND_DELETE = {"pulumi.com/deletionPropagationPolicy": "background"}
 
 
 def trainjob(job: JobPlan, choice: RuntimeChoice | None = None) -> dict[str, Any]:
@@ -44,7 +49,12 @@ def trainjob(job: JobPlan, choice: RuntimeChoice | None = None) -> dict[str, Any
     return {
         "apiVersion": API,
         "kind": "TrainJob",
-        "metadata": metadata(job.name, job.namespace, labels={**job_labels(job.name), **gang.queue_labels(job)}),
+        "metadata": metadata(
+            job.name,
+            job.namespace,
+            labels={**job_labels(job.name), **gang.queue_labels(job)},
+            annotations=BACKGROUND_DELETE,
+        ),
         "spec": spec,
     }
 

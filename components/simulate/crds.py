@@ -147,3 +147,50 @@ def definitions() -> Iterator[dict[str, Any]]:
             for doc in yamlio.documents(path.read_text()):
                 if doc.get("kind") == "CustomResourceDefinition":
                     yield doc
+
+
+def stand_ins(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A CRD that accepts any content for each kind among `objects` whose group is UNAVAILABLE: what the add-on
+    installed elsewhere would serve, without its schema (which no module here provides), so that a deploy to a
+    simulated cluster can create those objects. Their content is not validated."""
+    kinds: dict[tuple[str, str], tuple[set[str], bool]] = {}
+    for obj in objects:
+        group, _, version = obj["apiVersion"].rpartition("/")
+        if group in UNAVAILABLE:
+            versions_, _ = kinds.setdefault((group, obj["kind"]), (set(), "namespace" in obj["metadata"]))
+            versions_.add(version)
+    return [
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {
+                "name": f"{_plural(kind)}.{group}",
+                "labels": {"gpu-training/simulated": "true"},
+                "annotations": {"gpu-training/stand-in": UNAVAILABLE[group]},
+            },
+            "spec": {
+                "group": group,
+                "names": {"kind": kind, "plural": _plural(kind), "singular": kind.lower(), "listKind": f"{kind}List"},
+                "scope": "Namespaced" if namespaced else "Cluster",
+                "versions": [
+                    {
+                        "name": version,
+                        "served": True,
+                        "storage": index == 0,
+                        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                        "subresources": {"status": {}},
+                    }
+                    for index, version in enumerate(sorted(versions_))
+                ],
+            },
+        }
+        for (group, kind), (versions_, namespaced) in sorted(kinds.items())
+    ]
+
+
+def _plural(kind: str) -> str:
+    """The resource name of a kind, as kubebuilder makes it (NicClusterPolicy -> nicclusterpolicies)."""
+    lower = kind.lower()
+    if lower.endswith("y") and lower[-2:-1] not in "aeiou":
+        return f"{lower[:-1]}ies"
+    return f"{lower}es" if lower.endswith(("s", "x", "ch", "sh")) else f"{lower}s"

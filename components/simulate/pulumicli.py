@@ -34,7 +34,15 @@ CODEGEN = engines.Engine("pulumi-codegen", {"pulumi-codegen": "gpu-training/engi
 (engines/pulumi-codegen/main.go) as the language hosts run them for `pulumi package add`: the hosts themselves
 are not served by the module proxy, so `pulumi package add` and `gen-sdk` cannot run here."""
 
-ENGINES = (CLI, KUBERNETES)
+YAML = engines.Engine(
+    "pulumi-yaml",
+    {"pulumi-language-yaml": "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml"},
+    stamp="github.com/pulumi/pulumi-yaml",
+    stamp_vars=(("github.com/pulumi/pulumi-yaml/pkg/version.Version", "{version}"),),
+)
+"""The YAML language host: v1.25.0 is the newest release the module proxy serves."""
+
+ENGINES = (CLI, KUBERNETES, YAML)
 
 
 def install(progress: Callable[[str], None] = lambda _: None) -> Path:

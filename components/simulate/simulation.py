@@ -151,8 +151,9 @@ def running(
 ) -> Iterator[Cluster]:
     """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`.
 
-    With `with_platform=False` it has the nodes, the CRDs and the controllers, and nothing of the stack's own: what
-    a stack finds when the platform team installs its add-ons another way, ready for `pulumi up`."""
+    With `with_platform=False` it has the nodes, the CRDs, the controllers and a volume for each of the stack's
+    claims, and nothing of the stack's own: what a stack finds when the platform team installs its add-ons
+    another way (`addons.install: false`), ready for `pulumi up`."""
     binaries = build(rendered, progress)
     plane = controlplane.start(folder, binaries, progress)
     try:
@@ -177,6 +178,10 @@ def running(
                 if controller.VERSION_NOTE:
                     cluster.notes.append(controller.VERSION_NOTE)
         if not with_platform:
+            # The add-ons installed elsewhere serve their CRDs (stand-ins where no module has them) and
+            # provision the stack's claims (the storage driver).
+            apply.install_crds(client, crds.stand_ins(list(rendered.objects)))
+            apply.apply_all(client, volumes.stand_ins(list(rendered.objects)))
             yield cluster
             return
         progress("applying the stack's platform objects")

@@ -147,3 +147,15 @@ def policy_pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     launcher.write_text(f'#!/bin/sh\nexec "{python}" "{REPO / "policy" / "__main__.py"}" "$@"\n')
     launcher.chmod(0o755)
     return launcher
+
+
+@pytest.fixture(scope="session")
+def component_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the component plugin as an executable, `pulumi-resource-gpu-training`, that starts
+    `python provider/` (what the Python language host runs for a source-based plugin, which cannot be built
+    here). On PATH, the engine takes it as the gpu-training plugin."""
+    folder = tmp_path_factory.mktemp("component-plugin")
+    launcher = folder / "pulumi-resource-gpu-training"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{REPO / "provider"}" "$@"\n')
+    launcher.chmod(0o755)
+    return folder

@@ -40,6 +40,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--policy-pack", action="append", default=[])
     parser.add_argument("--policy-pack-config", action="append", default=[])
     parser.add_argument("--expect-no-changes", action="store_true")
+    parser.add_argument("--exclude-protected", action="store_true")
     args = parser.parse_args(argv)
     workdir = args.workdir.resolve()
     sys.path.insert(0, str(workdir))
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
             result["summary"] = dict(up.summary.resource_changes or {})
             result["outputs"] = {k: ("[secret]" if v.secret else v.value) for k, v in stack.outputs().items()}
         else:
-            down = stack.destroy(on_event=on_event, on_output=log.append)
+            down = stack.destroy(on_event=on_event, on_output=log.append, exclude_protected=args.exclude_protected)
             result["summary"] = dict(down.summary.resource_changes or {})
     except auto.CommandError as exc:
         result.update(ok=False, error=str(exc))

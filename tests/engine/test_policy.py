@@ -31,4 +31,6 @@ def test_a_hand_written_job_with_the_defects_fails_preview_with_each_rules_messa
         "fabric-attached": "requests no vpc.amazonaws.com/efa",
     }.items():
         assert rule in report and words in report, f"{rule} did not report {words!r}:\n{report}"
-    assert "mandatory" in report
+    assert "[mandatory]" in report
+    # What a mandatory rule finds that is advice, and the advisory rules, are shown without blocking.
+    assert "[advisory]" in report and "job-robustness" in report, report

@@ -47,13 +47,10 @@ def codegen() -> Path:
 
 
 @pytest.fixture(scope="session")
-def schema_file(pulumi_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The schema as `pulumi package get-schema` reads it from the plugin, given as an executable that starts
-    `python provider/` (what the Python language host runs for a source-based plugin)."""
+def schema_file(pulumi_bin: Path, component_plugin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The schema as `pulumi package get-schema` reads it from the plugin."""
     folder = tmp_path_factory.mktemp("plugin")
-    launcher = folder / "pulumi-resource-gpu-training"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{REPO / "provider"}" "$@"\n')
-    launcher.chmod(0o755)
+    launcher = component_plugin / "pulumi-resource-gpu-training"
     env = pulumicli.environment(pulumi_bin, folder / "pulumi-home", folder, PASSPHRASE)
     done = subprocess.run(
         ["pulumi", "package", "get-schema", str(launcher)],

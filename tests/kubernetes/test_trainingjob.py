@@ -140,3 +140,12 @@ def test_a_change_the_api_server_refuses_in_place_replaces_the_object(
         assert job_resource.delete_before_replace, "the replacement has the same name"
     else:
         assert not job_resource.replace_on_changes
+
+
+def test_an_indexed_jobs_ports_protocol_never_replaces_it(pulumi_mocks: RecordingMonitor) -> None:
+    # Stating TCP, which the API server assumes, must not replace a running Job whose older state lacks it.
+    run(lambda: TrainingJob("train", job(launcher="indexed"), pool=pool("roce")))
+    batch_job = pulumi_mocks.named("train-job")
+    containers = batch_job.inputs["spec"]["template"]["spec"]["containers"]
+    assert {p["protocol"] for c in containers for p in c.get("ports", [])} == {"TCP"}
+    assert "spec.template.spec.containers[*].ports[*].protocol" in batch_job.ignore_changes

@@ -218,3 +218,9 @@ def test_an_mpi_trainjob_under_volcano_gangs_its_nodes_and_lets_the_launcher_joi
 def test_other_trainjobs_leave_the_gang_to_trainer_or_kueue(runtime, kind) -> None:
     objects = trainingjob.objects(train(runtime=runtime, kind=kind, queue="research" if kind != "none" else None))
     assert "PodGroup" not in [o["kind"] for o in objects]
+
+
+def test_pulumi_deletes_a_trainjob_in_the_background() -> None:
+    """Trainer makes a TrainJob's JobSet again while the TrainJob waits for it in a foreground delete."""
+    obj = trainjob(train(command=["train.py"], nodes=2))
+    assert obj["metadata"]["annotations"]["pulumi.com/deletionPropagationPolicy"] == "background"

@@ -27,7 +27,9 @@ KUBERNETES = engines.Engine(
 )
 """The Kubernetes provider. The module proxy serves its v4.25.0 release only by the commit's pseudo-version
 (v4.0.0-20260115033456-f47bc2d6f199, which `git describe` names v4.25.0), so the version it reports is given
-here. Its main package embeds its Pulumi schema, which the release build stamps with that version first."""
+here. Its main package embeds its Pulumi schema, which the release build stamps with that version first. It keeps
+the pulumi/pkg/v3 v3.215.0 its release requires: at the CLI's v3.274.1, which would let the two builds share
+compiled packages, it does not compile (codegen/schema's ResourceSpec changed)."""
 
 CODEGEN = engines.Engine("pulumi-codegen", {"pulumi-codegen": "gpu-training/engines/pulumi-codegen"})
 """Pulumi's SDK generators for Node.js, Python and Go at the CLI's version, run by a main package of ours

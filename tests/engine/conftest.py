@@ -80,6 +80,16 @@ class Project:
             raise AssertionError(f"the engine driver failed ({done.returncode}):\n{done.stderr[-5000:]}")
         return json.loads(done.stdout.strip().splitlines()[-1])
 
+    def on_cluster(self, stack: str, kubeconfig: Path, context: str | None = None) -> None:
+        """Create `stack` and point its existing cluster at `kubeconfig`, set as a secret as users do."""
+        self.cli("stack", "init", stack)
+        if context:
+            self.cli("config", "set", "--path", "gpu-training:cluster.context", context, "-s", stack)
+        self.cli(
+            "config", "set", "--secret", "--path", "gpu-training:cluster.kubeconfig", kubeconfig.read_text(),
+            "-s", stack,
+        )  # fmt: skip
+
     def stack_file(self, stack: str) -> Path:
         """The program's Pulumi.<stack>.yaml."""
         return self.workdir / f"Pulumi.{stack}.yaml"

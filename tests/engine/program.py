@@ -60,24 +60,19 @@ def main(argv: list[str]) -> int:
 
     log: list[str] = []
     result: dict[str, Any] = {"ok": True, "steps": steps, "summary": {}, "outputs": {}, "error": ""}
+    review = {
+        "on_event": on_event,
+        "on_output": log.append,
+        "policy_packs": args.policy_pack,
+        "policy_pack_configs": args.policy_pack_config,
+        "expect_no_changes": args.expect_no_changes,
+    }
     try:
         if args.op == "preview":
-            preview = stack.preview(
-                on_event=on_event,
-                on_output=log.append,
-                policy_packs=args.policy_pack,
-                policy_pack_configs=args.policy_pack_config,
-                expect_no_changes=args.expect_no_changes,
-            )
+            preview = stack.preview(**review)
             result["summary"] = {k.value if hasattr(k, "value") else k: v for k, v in preview.change_summary.items()}
         elif args.op == "up":
-            up = stack.up(
-                on_event=on_event,
-                on_output=log.append,
-                policy_packs=args.policy_pack,
-                policy_pack_configs=args.policy_pack_config,
-                expect_no_changes=args.expect_no_changes,
-            )
+            up = stack.up(**review)
             result["summary"] = dict(up.summary.resource_changes or {})
             result["outputs"] = {k: ("[secret]" if v.secret else v.value) for k, v in stack.outputs().items()}
         else:

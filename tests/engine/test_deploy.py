@@ -77,12 +77,7 @@ def test_the_dev_stack_deploys_updates_in_place_and_destroys_on_the_real_engine(
     objects = list(rendered.objects)
     with simulation.running(rendered, tmp_path / "cluster", with_platform=False) as cluster:
         client = cluster.client
-        project.cli("stack", "init", STACK)
-        project.cli("config", "set", "--path", "gpu-training:cluster.context", "simulate", "-s", STACK)
-        project.cli(
-            "config", "set", "--secret", "--path", "gpu-training:cluster.kubeconfig",
-            cluster.plane.kubeconfig.read_text(), "-s", STACK,
-        )  # fmt: skip
+        project.on_cluster(STACK, cluster.plane.kubeconfig, context="simulate")
 
         preview = project.run(STACK, "preview")
         assert preview["ok"], preview["error"]

@@ -47,11 +47,7 @@ def test_a_stack_deployed_by_release_0_2_0_is_updated_in_place_by_head(
     old.stack_file(STACK).write_text(STACK_FILE)
     rendered = render(resolve_file(old.stack_file(STACK)))
     with simulation.running(rendered, tmp_path / "cluster", with_platform=False) as cluster:
-        old.cli("stack", "init", STACK)
-        old.cli(
-            "config", "set", "--secret", "--path", "gpu-training:cluster.kubeconfig",
-            cluster.plane.kubeconfig.read_text(), "-s", STACK,
-        )  # fmt: skip
+        old.on_cluster(STACK, cluster.plane.kubeconfig)
         deployed = old.run(STACK, "up")
         assert deployed["ok"], deployed["error"]
         assert {s["op"] for s in deployed["steps"]} == {"create"}

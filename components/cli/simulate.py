@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import NoReturn
 
 from components.render import render
 from components.simulate import apply, controlplane, engines, simulation
@@ -25,8 +28,21 @@ def _progress() -> Callable[[str], None]:
     return say
 
 
+def _terminated(signum: int, _: FrameType | None) -> NoReturn:
+    # Python dies on SIGTERM without unwinding; as an exception it stops every process the run started.
+    raise SystemExit(128 + signum)
+
+
 def simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep: bool, output: str) -> tuple[str, int]:
     """Simulate the stack file at `path`; the report and the exit code (0 all whole, 1 not, 2 cannot run)."""
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _simulate(path, name, nodes=nodes, timeout=timeout, keep=keep, output=output)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep: bool, output: str) -> tuple[str, int]:
     rendered = render(resolve_file(path))
     progress = _progress()
     folder = engines.cache_dir() / "runs" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"

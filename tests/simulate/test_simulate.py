@@ -7,12 +7,18 @@ schedulers bound them to, Volcano's PodGroups and Kueue's Workloads, and their r
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from components.cli import main
 from components.render import render
+from components.simulate import engines
 from components.validation import resolve_file
 
 # The MPI Operator serves its health check on :8080, which no flag moves, so one runs on a machine at a time
@@ -65,3 +71,48 @@ def test_a_job_bigger_than_its_pool_stays_pending_as_a_whole_and_simulate_exits_
         assert jobs[name]["reason"], "the cluster's reason"
     for name in ("training/nccl-allreduce", "training/ds-finetune", "training/fabric-check-h100"):
         assert jobs[name]["whole"]
+
+
+def test_a_terminated_run_stops_every_process_it_started(binaries, kwok_binary, tmp_path) -> None:
+    # `kill <pid>` (or a CI timeout) must not leave a control plane, or an MPI Operator holding :8080, behind.
+    name = f"sigterm{os.getpid()}"
+    stack = tmp_path / f"Pulumi.{name}.yaml"
+    stack.write_text(SMALL_STACK)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "components", "simulate", "--config", str(stack)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert run.stderr is not None
+    for line in run.stderr:
+        if "making nodes" in line:
+            break
+    else:
+        pytest.fail(f"simulate ended before making nodes ({run.wait()})")
+    (folder,) = (engines.cache_dir() / "runs").glob(f"{name}-*")
+    assert _processes_of(folder), "the control plane runs"
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(timeout=60) == 128 + signal.SIGTERM
+    assert not _processes_of(folder), "a process of the run outlived it"
+    shutil.rmtree(folder)
+
+
+SMALL_STACK = """\
+config:
+  gpu-training:cluster: {provider: existing, name: small}
+  gpu-training:nodePools:
+    - {name: h100, gpusPerNode: 8, nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
+  gpu-training:gpuOperator: {enabled: false}
+  gpu-training:trainingOperator: {enabled: false, mpi: false}
+  gpu-training:scheduler: {type: none}
+  gpu-training:jobs:
+    - {name: probe, image: registry.example.com/probe:v1, command: [probe.py], nodes: 2, launcher: indexed}
+"""
+
+
+def _processes_of(folder: Path) -> list[str]:
+    """The command lines of running processes that name the run's folder."""
+    found = subprocess.run(["pgrep", "-af", str(folder)], capture_output=True, text=True, check=False)
+    return [line for line in found.stdout.splitlines() if "pgrep" not in line]

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from components.simulate import engines, pulumicli
-from tests.engine.conftest import PASSPHRASE, REPO, _unavailable
+from components.render import render
+from components.simulate import engines, pulumicli, simulation
+from components.validation import resolve_file
+from tests.engine.conftest import PASSPHRASE, REPO, Project, _unavailable, copy_program
 from tests.provider.plugin import plugin, schema
 from tests.support.pulumi_mocks import RecordingMonitor, run
 
@@ -279,3 +282,90 @@ def test_the_generated_python_sdk_constructs_both_components(
     assert job.inputs["volumes"] == [{"claim": "checkpoints", "mountPath": "/checkpoints"}]
     (platform,) = pulumi_mocks.of_type("gpu-training:index:Platform")
     assert platform.inputs["cluster"] == {"provider": "existing", "name": "lab"}
+
+
+PLATFORM_STACK = """\
+config:
+  gpu-training:cluster: {provider: existing, name: platform}
+  gpu-training:nodePools:
+    - {name: p5, instanceType: p5.48xlarge, maxNodes: 4, nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}}
+  gpu-training:gpuOperator: {enabled: false}
+  gpu-training:addons: {install: false}
+  gpu-training:scheduler: {type: none}
+  gpu-training:namespaces:
+    - {name: training}
+"""
+"""A platform stack with the `p5` pool the TypeScript example places its job on (an existing cluster)."""
+
+PREVIEW_JS = """\
+// Preview a compiled Pulumi program inline, through the Node.js Automation API's own language server (the
+// Node.js language host is not served by the Go module proxy); print the change summary as JSON.
+const { LocalWorkspace } = require("@pulumi/pulumi/automation");
+const [program, workDir, platformStack] = process.argv.slice(2);
+(async () => {
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "dev", projectName: "gpu-training-ts-workloads", program: async () => require(program) },
+        { workDir },
+    );
+    await stack.setConfig("platformStack", { value: platformStack });
+    const result = await stack.preview({ onOutput: (out) => process.stderr.write(out) });
+    console.log(JSON.stringify(result.changeSummary));
+})().catch((err) => {
+    console.error(err);
+    process.exit(1);
+});
+"""
+
+
+def test_the_typescript_example_previews_on_a_platform_stacks_pool(
+    codegen: Path,
+    schema_file: Path,
+    project_env: dict[str, str],
+    component_plugin: Path,
+    tmp_path: Path,
+) -> None:
+    if not TSC.exists() or shutil.which("node") is None:
+        _unavailable("no TypeScript toolchain in .node/ (or no node): `./run test` installs it with npm")
+    platform = Project(copy_program(REPO, tmp_path / "platform"), project_env)
+    platform.stack_file("platform").write_text(PLATFORM_STACK)
+    rendered = render(resolve_file(platform.stack_file("platform")))
+    with simulation.running(rendered, tmp_path / "cluster", with_platform=False) as cluster:
+        platform.on_cluster("platform", cluster.plane.kubeconfig)
+        deployed = platform.run("platform", "up")
+        assert deployed["ok"], deployed["error"]
+
+        project = tmp_path / "typescript-workloads"
+        project.mkdir()
+        for name in ("index.ts", "tsconfig.json", "package.json"):
+            shutil.copy(EXAMPLE / name, project / name)
+        settings = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())
+        settings.pop("packages")  # `package add` runs the plugin through the Python host; it is on PATH here
+        (project / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+        sdk = _generate(codegen, schema_file, "nodejs", project)
+        _node_modules(project, sdk, json.loads((sdk / "package.json").read_text())["name"])
+        built = _node("node", "scripts/postinstall.js", cwd=sdk)
+        assert built.returncode == 0, built.stdout + built.stderr
+        compiled = _node("tsc", "-p", str(project), cwd=project)
+        assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+        (project / "preview.js").write_text(PREVIEW_JS)
+
+        env = {**project_env, "PATH": f"{component_plugin}{os.pathsep}{TSC.parent}{os.pathsep}{project_env['PATH']}"}
+        done = subprocess.run(
+            [
+                "node",
+                "preview.js",
+                str(project / "bin" / "index.js"),
+                str(project),
+                "organization/gpu-training/platform",
+            ],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-5000:]
+        summary = json.loads(done.stdout.strip().splitlines()[-1])
+        assert summary.get("create", 0) >= 3, summary  # the TrainingJob, its PyTorchJob and its provider
+        assert "gpu-training:index:TrainingJob" in done.stderr

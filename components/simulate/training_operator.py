@@ -26,7 +26,8 @@ from typing import Any
 
 from components.addons.operators import TRAINING_NAME
 from components.render import Rendered
-from components.simulate import engines, kustomize, webhooks
+from components.simulate import apply, engines, kustomize, webhooks
+from components.simulate.client import Client
 from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "github.com/kubeflow/training-operator"
@@ -63,6 +64,13 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     for obj in objects:
         if obj["kind"] in ("Namespace", "Secret"):
             client.apply(obj)
+    # Its CRDs as the stack installs them: beside the MPI Operator, without its MPIJob v1 (the stack's patch drops
+    # it, and the operator runs only the schemes it keeps); otherwise every scheme's, MPIJob v1 in place of the
+    # MPI Operator's v2beta1, since the operator then runs them all and exits on a kind it cannot watch.
+    definitions = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
+    for crd in definitions:
+        _replace_if_other_versions(client, crd)
+    apply.install_crds(client, definitions)
 
     serving = webhooks.serving(plane.folder, TRAINING_NAME)
     tmp = plane.folder / f"{TRAINING_NAME}-tmp"
@@ -144,3 +152,20 @@ def _mount_stand_in(cert: Path) -> None:
     if not target.exists():
         ROTATOR_CERT_DIR.mkdir(parents=True, exist_ok=True)
         target.write_bytes(cert.read_bytes())
+
+
+def _replace_if_other_versions(client: Client, crd: dict[str, Any], timeout: float = 60.0) -> None:
+    """Delete the cluster's CRD of the same name when it stores versions `crd` does not serve (the MPI Operator's
+    MPIJob v2beta1 where the Training Operator's v1 goes): the API server refuses such an update."""
+    live = client.get(client.path_of(crd))
+    if live is None:
+        return
+    served = {v["name"] for v in crd["spec"]["versions"]}
+    if set(live.get("status", {}).get("storedVersions", [])) <= served:
+        return
+    client.delete(live, propagation="Background")
+    deadline = time.monotonic() + timeout
+    while client.get(client.path_of(crd)) is not None:
+        if time.monotonic() > deadline:
+            raise StartError(f"the CRD {crd['metadata']['name']} was not deleted in {timeout:.0f}s")
+        time.sleep(0.2)

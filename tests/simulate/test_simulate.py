@@ -116,3 +116,19 @@ def _processes_of(folder: Path) -> list[str]:
     """The command lines of running processes that name the run's folder."""
     found = subprocess.run(["pgrep", "-af", str(folder)], capture_output=True, text=True, check=False)
     return [line for line in found.stdout.splitlines() if "pgrep" not in line]
+
+
+def test_a_stack_without_the_mpi_operator_runs_its_pytorchjob_on_the_training_operator(
+    binaries, kwok_binary, capsys, tmp_path
+) -> None:
+    # Without the MPI Operator the Training Operator runs every scheme, MPIJob v1 included, and needs their CRDs.
+    stack = tmp_path / "Pulumi.nompi.yaml"
+    stack.write_text(
+        SMALL_STACK.replace(
+            "gpu-training:trainingOperator: {enabled: false, mpi: false}", "gpu-training:trainingOperator: {mpi: false}"
+        ).replace("launcher: indexed", "launcher: pytorch")
+    )
+    code, report = _simulate(capsys, "--config", str(stack))
+    assert "training-operator" in report["controllers"] and "mpi-operator" not in report["controllers"]
+    (job,) = [j for j in report["jobs"] if j["kind"] == "PyTorchJob"]
+    assert code == 0 and job["whole"], job

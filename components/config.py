@@ -226,8 +226,12 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: dict[str, int]) -> tuple
         if not isinstance(item, str):
             out.append(item)
             continue
-        file = (base_dir / item).resolve()
-        if not file.is_file():
+        try:
+            file = (base_dir / item).resolve()
+            found = file.is_file()
+        except (OSError, ValueError):  # a name no file system takes (a NUL byte, too long)
+            found = False
+        if not found:
             issues.append(Issue(f"jobs[{index}]", f"no such job file: {item} (paths are relative to the stack file)"))
             continue
         try:

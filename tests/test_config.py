@@ -173,6 +173,11 @@ def test_snake_case_keys_are_accepted_too() -> None:
             "'ib0' is not an interface of this pod (eth0, net1)",
         ),
         (
+            {"jobs__0__nccl": {"socketIfname": "eth0"}},
+            "jobs[0].nccl.socketIfname",
+            "'eth0' keeps NCCL's bootstrap on eth0 while the pod attaches net1: name one of those, or leave it unset",
+        ),
+        (
             {"jobs__0__resources": {"memory": "32Gi"}, "jobs__0__shmSize": "64Gi"},
             "jobs[0].shmSize",
             "64Gi of /dev/shm does not fit in the worker's memory (32Gi)",
@@ -334,6 +339,12 @@ def test_jobs_can_live_in_their_own_files(tmp_path: Path) -> None:
 def test_a_missing_job_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"jobs\[0\]: no such job file: jobs/nope.yaml"):
         parse_stack(stack(jobs=["jobs/nope.yaml"]), base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("name", ["jobs/\x00.yaml", "x" * 5000])
+def test_a_job_file_name_no_file_system_takes_is_a_missing_file(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError, match=r"jobs\[0\]: no such job file"):
+        parse_stack(stack(jobs=[name]), base_dir=tmp_path)
 
 
 def test_parse_job_prefixes_the_path() -> None:

@@ -9,7 +9,7 @@ from typing import Literal
 from components import quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
-from components.fabric import FabricProfile, profile
+from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
 from components.models.job import TrainingJobSpec
 from components.pool import Pool
 from components.topology import Placement, placement
@@ -279,11 +279,23 @@ def job_issues(
     # env overrides nccl, so the value the pod gets is env's when both set it.
     from_env = "NCCL_SOCKET_IFNAME" in spec.env
     ifname = spec.env.get("NCCL_SOCKET_IFNAME") or spec.nccl_env.get("NCCL_SOCKET_IFNAME")
+    where = f"{p}env.NCCL_SOCKET_IFNAME" if from_env else f"{p}nccl.socketIfname"
+    multus = MULTUS_ANNOTATION in fabric.annotations
+    attached = [i for i in fabric.interfaces if i != PRIMARY_INTERFACE] if multus else []
     if ifname and not _names_interface(ifname, fabric.interfaces):
+        issues.append(Issue(where, f"'{ifname}' is not an interface of this pod ({', '.join(fabric.interfaces)})"))
+    elif (
+        ifname
+        and attached
+        and not ifname.startswith("^")
+        and all(w.lstrip("=").startswith("eth") for w in ifname.split(","))
+    ):
+        # The nccl-socket-interface rule's verdict, given at the config line rather than by `check` afterwards.
         issues.append(
             Issue(
-                f"{p}env.NCCL_SOCKET_IFNAME" if from_env else f"{p}nccl.socketIfname",
-                f"'{ifname}' is not an interface of this pod ({', '.join(fabric.interfaces)})",
+                where,
+                f"'{ifname}' keeps NCCL's bootstrap on eth0 while the pod attaches {', '.join(attached)}: "
+                "name one of those, or leave it unset",
             )
         )
     share = _machine_share(spec, pool, fabric)

@@ -29,6 +29,9 @@ NODES = 8
 FITS, SPANS = 4, 5
 """A job of FITS nodes fits one finest domain; one of SPANS nodes needs two."""
 TIMEOUT = 60.0
+DISCOVERY_TIMEOUT = 180.0
+"""Volcano's label discovery rebuilds the HyperNodes on its own period; on a loaded 2-core machine (CI, with the
+engine tier beside it) the whole pool took longer than a minute to appear."""
 HELD = 20.0
 """How long a job that cannot fit is watched staying unplaced: many of either scheduler's cycles."""
 HYPERNODE = "topology.volcano.sh/v1alpha1"
@@ -194,6 +197,7 @@ def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_say
             "two tier-1 HyperNodes of four nodes each",
             lambda: _tier_one(client) == expected and _hypernodes(client),
             lambda: {t: [h["spec"] for h in hs] for t, hs in _hypernodes(client).items()},
+            wait=DISCOVERY_TIMEOUT,
         )
         assert {h["spec"]["tierName"] for h in tiers[1]} == {finest}
         assert len(tiers[2]) == 1, "one layer-2 HyperNode above both"

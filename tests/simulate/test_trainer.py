@@ -170,7 +170,9 @@ def _template(runtime: dict[str, Any], replicated: str) -> dict[str, Any]:
 
 
 def _delete(client: Client, trainjob: dict[str, Any]) -> None:
-    client.delete(trainjob)
+    # In the background, as Pulumi deletes a TrainJob (components/manifests/trainjob.py): in the foreground
+    # Trainer v2.3.0 makes the JobSet again while the TrainJob waits for it.
+    client.delete(trainjob, propagation="Background")
     name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
     deadline = time.monotonic() + WAIT
     while client.get(client.path_of(trainjob)) is not None or client.list(

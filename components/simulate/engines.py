@@ -117,14 +117,20 @@ def key(engine: Engine) -> str:
     return digest.hexdigest()[:12]
 
 
-def _ldflags(engine: Engine) -> list[str]:
-    """The linker flags that stamp `engine.stamp`'s pinned version into its binaries (none without a stamp)."""
+def _stamps(engine: Engine) -> dict[str, str]:
+    """Each Go variable the linker sets in `engine`'s binaries, with its value (none without a stamp)."""
     if engine.stamp is None:
-        return []
+        return {}
     version = pinned(engine, engine.stamp)
     major, minor = version.lstrip("v").split(".")[:2]
     values = {"version": version, "major": major, "minor": minor}
-    return ["-ldflags", " ".join(f"-X {var}={value.format(**values)}" for var, value in engine.stamp_vars)]
+    return {var: value.format(**values) for var, value in engine.stamp_vars}
+
+
+def _ldflags(engine: Engine) -> list[str]:
+    """The linker flags that stamp `engine.stamp`'s pinned version into its binaries (none without a stamp)."""
+    stamps = _stamps(engine)
+    return ["-ldflags", " ".join(f"-X {var}={value}" for var, value in stamps.items())] if stamps else []
 
 
 def install_dir(engine: Engine) -> Path:
@@ -162,7 +168,7 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
 def _build_generated(engine: Engine, package: str, output: Path) -> None:
     """Build `package` from a copy in a scratch module that is ours (same go.mod and go.sum), after running the
     package's generator as its release build does."""
-    module = next(m for m in _requirements(engine) if package.startswith(f"{m}/"))
+    module = max((m for m in _required(engine) if package.startswith(f"{m}/")), key=len)
     version = pinned(engine, module)
     source = download(module, version) / package.removeprefix(f"{module}/")
     with tempfile.TemporaryDirectory(prefix=f"{engine.name}-") as scratch:
@@ -173,8 +179,8 @@ def _build_generated(engine: Engine, package: str, output: Path) -> None:
         shutil.copytree(source, copy)
         for path in [copy, *copy.iterdir()]:
             path.chmod(0o755 if path.is_dir() else 0o644)  # the module cache is read-only
-        stamped = dict(engine.stamp_vars)
-        release = next(iter(stamped.values())) if stamped else version
+        # The version the binary reports, as the linker stamps it.
+        release = next(iter(_stamps(engine).values()), version)
         done = subprocess.run(
             [go(), "run", "generate.go"],
             cwd=copy,
@@ -188,14 +194,14 @@ def _build_generated(engine: Engine, package: str, output: Path) -> None:
         _run([go(), "build", *_ldflags(engine), "-o", str(output), "./main"], root)
 
 
-def _requirements(engine: Engine) -> list[str]:
-    """The modules `engine`'s go.mod requires, longest path first."""
-    names = []
+def _required(engine: Engine) -> dict[str, str]:
+    """The modules `engine`'s go.mod requires, with their versions."""
+    required: dict[str, str] = {}
     for line in (engine.module_dir / "go.mod").read_text().splitlines():
-        words = line.replace("require", "").split()
+        words = line.removeprefix("require").split()
         if len(words) >= 2 and words[1].startswith("v") and "." in words[0]:
-            names.append(words[0])
-    return sorted(names, key=len, reverse=True)
+            required[words[0]] = words[1]
+    return required
 
 
 def _escaped(path: str) -> str:
@@ -230,8 +236,6 @@ def _run(command: list[str], cwd: Path) -> str:
 
 def pinned(engine: Engine, module: str) -> str:
     """The version of `module` that `engine`'s go.mod requires."""
-    for line in (engine.module_dir / "go.mod").read_text().splitlines():
-        words = line.split()
-        if module in words[:-1] and (version := words[words.index(module) + 1]).startswith("v"):
-            return version
+    if version := _required(engine).get(module):
+        return version
     raise BuildError(f"{engine.name}/go.mod requires no {module}")

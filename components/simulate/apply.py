@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, ClientError, conditions_of
 from components.simulate.crds import UNAVAILABLE
 
 ESTABLISH_TIMEOUT = 60.0
@@ -52,10 +52,7 @@ def install_crds(client: Client, definitions: Iterable[dict[str, Any]]) -> None:
 
 def _established(client: Client, name: str) -> bool:
     crd = client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}") or {}
-    return any(
-        c.get("type") == "Established" and c.get("status") == "True"
-        for c in crd.get("status", {}).get("conditions", [])
-    )
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions_of(crd))
 
 
 def _rank(obj: dict[str, Any]) -> int:

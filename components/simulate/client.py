@@ -14,6 +14,16 @@ from typing import Any
 FIELD_MANAGER = "gpu-training"
 
 
+def status_of(obj: dict[str, Any] | None) -> dict[str, Any]:
+    """An object's status; empty when the server has not written one (Go sends `null` for unset fields)."""
+    return (obj or {}).get("status") or {}
+
+
+def conditions_of(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """An object's status conditions; empty when it has none yet."""
+    return list(status_of(obj).get("conditions") or [])
+
+
 class ClientError(RuntimeError):
     """The API server refused a request; `status` is its Status object when it sent one."""
 

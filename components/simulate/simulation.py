@@ -34,7 +34,7 @@ from components.simulate import (
     volcano,
     volumes,
 )
-from components.simulate.client import Client
+from components.simulate.client import Client, conditions_of, status_of
 
 NOT_SIMULATED = (
     "the cloud: every pool's nodes exist from the start, as if its autoscaler had made them",
@@ -201,7 +201,7 @@ def running(
 
 def _wait_claims_bound(client: Client, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while pending := [c for c in client.list("v1", "PersistentVolumeClaim") if c["status"].get("phase") != "Bound"]:
+    while pending := [c for c in client.list("v1", "PersistentVolumeClaim") if status_of(c).get("phase") != "Bound"]:
         if time.monotonic() > deadline:
             names = ", ".join(f"{c['metadata']['namespace']}/{c['metadata']['name']}" for c in pending)
             raise apply.ApplyError(f"claims not bound to their stand-in volumes: {names}")
@@ -287,7 +287,7 @@ def _observe(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]], r
     live = [
         p
         for p in pods
-        if not p["metadata"].get("deletionTimestamp") and p["status"].get("phase") not in ("Failed", "Succeeded")
+        if not p["metadata"].get("deletionTimestamp") and status_of(p).get("phase") not in ("Failed", "Succeeded")
     ]
     bound = [p for p in live if p["spec"].get("nodeName")]
     result.created, result.bound = len(live), len(bound)
@@ -311,13 +311,13 @@ def _gang(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]]) -> s
     meta = workload.workload["metadata"]
     if scheduler == "kueue":
         for item in _owned(client, "kueue.x-k8s.io/v1beta2", "Workload", meta):
-            conditions = {c["type"]: c for c in item.get("status", {}).get("conditions", [])}
+            conditions = {c["type"]: c for c in conditions_of(item)}
             admitted = conditions.get("Admitted", {}).get("status") == "True"
             return "admitted" if admitted else "pending"
         return "no Workload"
     if scheduler == "volcano":
         group = _podgroup(client, meta, pods)
-        return group.get("status", {}).get("phase", "Pending") if group else "no PodGroup"
+        return status_of(group).get("phase") or "Pending" if group else "no PodGroup"
     return "-"
 
 
@@ -348,15 +348,15 @@ def _why_waiting(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]
     reasons: list[str] = []
     if cluster.rendered.stack.scheduler == "kueue":
         for item in _owned(client, "kueue.x-k8s.io/v1beta2", "Workload", meta):
-            for condition in item.get("status", {}).get("conditions", []):
+            for condition in conditions_of(item):
                 if condition.get("status") == "False" and condition.get("message"):
                     reasons.append(f"Kueue: {condition['message']}")
     if cluster.rendered.stack.scheduler == "volcano" and (group := _podgroup(client, meta, pods)):
-        for condition in group.get("status", {}).get("conditions", []):
+        for condition in conditions_of(group):
             if condition.get("type") == "Unschedulable" and condition.get("message"):
                 reasons.append(f"Volcano: {condition['message']}")
     for pod in pods:
-        for condition in pod.get("status", {}).get("conditions", []):
+        for condition in conditions_of(pod):
             if condition["type"] == "PodScheduled" and condition["status"] == "False" and condition.get("message"):
                 reasons.append(f"pod {pod['metadata']['name']}: {condition['message']}")
                 break

@@ -27,7 +27,7 @@ from typing import Any
 from components.addons.operators import TRAINING_NAME
 from components.render import Rendered
 from components.simulate import apply, engines, kustomize, webhooks
-from components.simulate.client import Client
+from components.simulate.client import Client, status_of
 from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "github.com/kubeflow/training-operator"
@@ -161,7 +161,7 @@ def _replace_if_other_versions(client: Client, crd: dict[str, Any], timeout: flo
     if live is None:
         return
     served = {v["name"] for v in crd["spec"]["versions"]}
-    if set(live.get("status", {}).get("storedVersions", [])) <= served:
+    if set(status_of(live).get("storedVersions") or []) <= served:
         return
     client.delete(live, propagation="Background")
     deadline = time.monotonic() + timeout

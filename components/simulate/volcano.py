@@ -24,7 +24,7 @@ from components import versions, yamlio
 from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import apply, engines, kustomize, webhooks
-from components.simulate.client import Client
+from components.simulate.client import Client, status_of
 from components.simulate.controlplane import ControlPlane, StartError, free_port
 
 MODULE = "volcano.sh/volcano"
@@ -318,7 +318,7 @@ def queue_path(name: str) -> str:
 def queue_open(client: Client, name: str) -> bool:
     """Whether the queue exists and its status says Open (what Volcano's PodGroup webhook requires)."""
     queue = client.get(queue_path(name)) or {}
-    return queue.get("status", {}).get("state") == "Open"
+    return status_of(queue).get("state") == "Open"
 
 
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:

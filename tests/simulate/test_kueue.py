@@ -21,7 +21,7 @@ import pytest
 from components.pool import POOL_LABEL
 from components.render import Rendered, render
 from components.simulate import apply, controlplane, engines, kueue, nodes, volumes
-from components.simulate.client import Client
+from components.simulate.client import Client, conditions_of
 from components.validation import Stack, resolve_file
 from tests.simulate.conftest import _unavailable, cluster_of, indexed_variant
 
@@ -84,7 +84,7 @@ def _diagnosis(plane: controlplane.ControlPlane, client: Client, namespace: str)
 
 
 def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
-    conditions = (obj or {}).get("status", {}).get("conditions", [])
+    conditions = conditions_of(obj)
     return next((c for c in conditions if c["type"] == kind), {})
 
 

@@ -21,7 +21,7 @@ import yaml
 
 from components.render import Rendered, render
 from components.simulate import apply, mpi_operator, training_operator, volumes
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, ClientError, conditions_of
 from components.simulate.controlplane import ControlPlane
 from components.simulate.nodes import KWOK_ANNOTATION
 from components.validation import resolve_file
@@ -128,7 +128,7 @@ def _env(pod: dict[str, Any], container: str) -> dict[str, str]:
 
 def _conditions(client: Client, job: dict[str, Any]) -> dict[str, str]:
     stored = client.get(client.path_of(job)) or {}
-    return {c["type"]: c["status"] for c in stored.get("status", {}).get("conditions", [])}
+    return {c["type"]: c["status"] for c in conditions_of(stored)}
 
 
 def _delete(plane: ControlPlane, job: dict[str, Any]) -> None:
@@ -280,11 +280,7 @@ def test_the_operators_fail_a_job_after_the_retries_the_stack_promises(cluster) 
     def failed(path: str) -> dict[str, Any] | None:
         stored = client.get(path) or {}
         return next(
-            (
-                c
-                for c in stored.get("status", {}).get("conditions", [])
-                if c["type"] == "Failed" and c["status"] == "True"
-            ),
+            (c for c in conditions_of(stored) if c["type"] == "Failed" and c["status"] == "True"),
             None,
         )
 

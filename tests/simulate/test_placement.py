@@ -20,7 +20,7 @@ import pytest
 from components.pool import POOL_LABEL
 from components.render import render
 from components.simulate import apply, controlplane, volumes
-from components.simulate.client import Client
+from components.simulate.client import Client, conditions_of
 from components.validation import Stack
 from tests.simulate.conftest import cluster_of, indexed_variant
 from tests.support.stacks import STACK_FILES
@@ -121,7 +121,7 @@ def test_a_worker_asking_what_the_nodes_lack_stays_pending_with_the_schedulers_r
         reasons = [
             c.get("message", "")
             for pod in _pods(client, job)
-            for c in pod["status"].get("conditions", [])
+            for c in conditions_of(pod)
             if c["type"] == "PodScheduled" and c["status"] == "False"
         ]
         if reasons and all("Insufficient hugepages-2Mi" in r for r in reasons):

@@ -21,7 +21,7 @@ import yaml
 
 from components.render import Rendered, Workload, render
 from components.simulate import simulation
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, ClientError, conditions_of, status_of
 from components.validation import resolve_file
 
 pytestmark = pytest.mark.simulate
@@ -192,8 +192,8 @@ def test_volcano_a_high_priority_job_preempts_part_of_a_low_one_filling_the_pool
             assert len(_running(client, VOLCANO_DEADLINE)) == 2
             time.sleep(1)
         job = client.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{VOLCANO_SWEEP}") or {}
-        assert not job.get("status", {}).get("failed"), f"preemption counted as a failure: {job.get('status')}"
-        conditions = _podgroup(client, VOLCANO_SWEEP).get("status", {}).get("conditions", [])
+        assert not status_of(job).get("failed"), f"preemption counted as a failure: {job.get('status')}"
+        conditions = conditions_of(_podgroup(client, VOLCANO_SWEEP))
         gang = [c.get("message", "") for c in conditions if c["type"] == "Unschedulable"]
         assert any("2 Running" in m and "4 minAvailable" in m for m in gang), gang
         print(f"sweep after preemption: evicted {sorted(evicted)}; Volcano: {gang}")
@@ -268,7 +268,7 @@ def _kueue_workload(client: Client, job: str) -> dict[str, Any]:
 
 
 def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == kind), {})
+    return next((c for c in conditions_of(obj) if c["type"] == kind), {})
 
 
 def _is(obj: dict[str, Any], kind: str) -> bool:
@@ -277,7 +277,7 @@ def _is(obj: dict[str, Any], kind: str) -> bool:
 
 def _borrowed_gpus(client: Client, queue: str) -> int:
     """GPUs the ClusterQueue borrows from its cohort, as Kueue reports them."""
-    status = (client.get(f"/apis/{KUEUE_API}/clusterqueues/{queue}") or {}).get("status", {})
+    status = status_of(client.get(f"/apis/{KUEUE_API}/clusterqueues/{queue}"))
     return sum(
         int(r.get("borrowed", "0"))
         for flavor in status.get("flavorsUsage", [])
@@ -296,9 +296,7 @@ def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tm
                 f"{w['metadata']['name']}: {[(c['type'], c['status'], c.get('reason')) for c in w['status'].get('conditions', [])]}"
                 for w in client.list(KUEUE_API, "Workload", NAMESPACE)
             ]
-            queues = [
-                json.dumps(q.get("status", {}).get("flavorsUsage")) for q in client.list(KUEUE_API, "ClusterQueue")
-            ]
+            queues = [json.dumps(status_of(q).get("flavorsUsage")) for q in client.list(KUEUE_API, "ClusterQueue")]
             return "\n".join(workloads + queues) + "\n" + _event_lines(client) + "\n" + _log(cluster, "kueue", 40)
 
         def running(job: str, count: int) -> Callable[[], Any]:

@@ -22,7 +22,7 @@ import yaml
 from components.manifests.meta import INSTANCE_LABEL
 from components.render import Rendered, Workload, render
 from components.simulate import simulation
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, ClientError, conditions_of, status_of
 from components.validation import resolve_file
 
 pytestmark = pytest.mark.simulate
@@ -117,7 +117,7 @@ def _fail(client: Client, pod: dict[str, Any], disruption: bool = False) -> None
 
 
 def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
-    conditions = (obj or {}).get("status", {}).get("conditions", [])
+    conditions = conditions_of(obj)
     return next((c for c in conditions if c["type"] == kind and c["status"] == "True"), None)
 
 
@@ -143,7 +143,7 @@ def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_
         assert {r["template"]["spec"]["backoffLimit"] for r in stored["spec"]["replicatedJobs"]} == {0}
 
         def restarts() -> int:
-            return int((client.get(jobset_path) or {}).get("status", {}).get("restarts", 0))
+            return int(status_of(client.get(jobset_path)).get("restarts") or 0)
 
         for fault in range(1, retries + 2):
             pods = _until(f"{NODES} ranks Running before fault {fault}", lambda: _running(client, workload, NODES))
@@ -183,7 +183,7 @@ def test_an_indexed_job_survives_a_fault_of_every_rank_per_retry_and_never_count
             return client.get(client.path_of(job)) or {}
 
         def failed_pods() -> int:
-            return int(stored().get("status", {}).get("failed", 0))
+            return int(status_of(stored()).get("failed") or 0)
 
         # An eviction of one rank: replaced, not counted.
         pods = _until(f"{NODES} ranks Running", lambda: _running(client, workload, NODES))

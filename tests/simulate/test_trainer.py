@@ -22,7 +22,7 @@ import yaml
 
 from components.render import Rendered, render
 from components.simulate import apply, controlplane, jobset, trainer, volumes
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, ClientError, conditions_of, status_of
 from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
@@ -103,7 +103,7 @@ def _wait_running(plane: controlplane.ControlPlane, trainjob: dict[str, Any], co
     while time.monotonic() < deadline:
         pods = client.list("v1", "Pod", namespace, f"{JOBSET_NAME}={name}")
         stored = client.get(client.path_of(trainjob)) or {}
-        jobs_status = stored.get("status", {}).get("jobsStatus", [])
+        jobs_status = status_of(stored).get("jobsStatus") or []
         if (
             len(pods) == count
             and all(p["status"].get("phase") == "Running" for p in pods)
@@ -212,7 +212,7 @@ def test_a_torch_trainjob_becomes_a_jobset_whose_pods_carry_the_runtimes_fabric_
     stored = client.get(client.path_of(trainjob)) or {}
     # Trainer's defaulting webhook ran: it stamps each runtime patch with the time it was made.
     assert all(patch.get("time") for patch in stored["spec"]["runtimePatches"]), stored["spec"]["runtimePatches"]
-    assert not [c for c in stored["status"].get("conditions", []) if c["type"] == "Failed" and c["status"] == "True"]
+    assert not [c for c in conditions_of(stored) if c["type"] == "Failed" and c["status"] == "True"]
     [status] = stored["status"]["jobsStatus"]
     assert status["name"] == "node" and status["ready"] == 1 and status["active"] == 1
     _delete(client, trainjob)

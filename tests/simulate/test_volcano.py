@@ -19,7 +19,7 @@ import pytest
 
 from components.render import Rendered, render
 from components.simulate import apply, controlplane, nodes, volcano, volumes
-from components.simulate.client import Client
+from components.simulate.client import Client, conditions_of, status_of
 from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
@@ -109,7 +109,7 @@ def test_the_fabric_check_is_gang_scheduled_whole_on_distinct_h100_nodes(
 
     def placed() -> list[dict[str, Any]]:
         pods = _pods(client, CHECK)
-        phase = _pod_group(client, CHECK).get("status", {}).get("phase")
+        phase = status_of(_pod_group(client, CHECK)).get("phase")
         bound = [p for p in pods if p["spec"].get("nodeName")]
         return bound if phase == "Running" and len(bound) == 2 else []
 
@@ -149,7 +149,7 @@ def test_a_gang_bigger_than_its_pool_is_placed_not_at_all(control_plane, kwok_bi
     assert all(o.accepted for o in outcomes), outcomes
 
     def unschedulable() -> list[str]:
-        conditions = _pod_group(client, name).get("status", {}).get("conditions", [])
+        conditions = conditions_of(_pod_group(client, name))
         return [f"{c.get('reason')}: {c.get('message')}" for c in conditions if c["type"] == "Unschedulable"]
 
     reasons = _until(plane, "the scheduler's Unschedulable condition on the PodGroup", unschedulable)
@@ -160,7 +160,7 @@ def test_a_gang_bigger_than_its_pool_is_placed_not_at_all(control_plane, kwok_bi
     while time.monotonic() < deadline:
         bound = [p["metadata"]["name"] for p in _pods(client, name) if p["spec"].get("nodeName")]
         assert not bound, f"part of the gang was placed: {bound}\n{_diagnosis(plane)}"
-        assert _pod_group(client, name).get("status", {}).get("phase") != "Running"
+        assert status_of(_pod_group(client, name)).get("phase") != "Running"
         time.sleep(0.5)
     quota = [
         e["message"]

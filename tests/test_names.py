@@ -18,6 +18,16 @@ from tests.support.pulumi_mocks import RecordingMonitor, Registration, run, use_
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = Path(__file__).resolve().parent / "data" / "names"
+RETIRED = {
+    "tls:index/privateKey:PrivateKey": "the fabric check's ssh key is made in the program since 0.3.0 (no TLS "
+    "provider to install); `pulumi up` deletes the old key resource, which lives only in the state",
+}
+"""Types of resources that releases made and this one no longer does, and why deleting them on upgrade is safe."""
+
+
+def retired(urn: str) -> bool:
+    """Whether `urn` names a resource of a retired type, which an upgrade deletes on purpose."""
+    return any(f"${type_}::" in urn or urn.startswith(f"{type_}::") for type_ in RETIRED)
 
 
 def engine_urns(registrations: list[Registration]) -> dict[str, str]:
@@ -83,7 +93,7 @@ def test_resource_names_are_stable(pulumi_mocks: RecordingMonitor, monkeypatch, 
     registrations = pulumi_mocks.registrations
     current = set(engine_urns(registrations).values())
     path = NAMES / f"{stack_file.stem.removeprefix('Pulumi.')}.txt"
-    pinned = set(path.read_text().splitlines())
+    pinned = {urn for urn in path.read_text().splitlines() if not retired(urn)}
     matched = answered(registrations, pinned)
     if os.environ.get("UPDATE_NAMES"):
         path.write_text("\n".join(sorted(set(matched) | current)) + "\n")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_tls as tls
 
-from components import fabriccheck
+from components import fabriccheck, sshkeys
 from components.kubernetes.dependencies import combine, inherited
 from components.kubernetes.objects import kube_object
 from components.manifests import fabriccheck as manifests
@@ -37,11 +36,14 @@ class FabricCheck(pulumi.ComponentResource):
         self.check = check
         upstream = inherited(opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=combine(upstream))
-        ssh_key = tls.PrivateKey(f"{name}-ssh", algorithm="ED25519", opts=child)
-        secret = manifests.ssh_secret(check, ssh_key.private_key_openssh, ssh_key.public_key_openssh)  # type: ignore[arg-type]
+        # The key pair is made here and kept by the engine: the Secret ignores later keys, so the pods' key stays
+        # the one made at create (as a key resource would keep it) and an `up` shows no diff. Both stay secret.
+        pair = sshkeys.generate(comment=check.name)
+        secret = manifests.ssh_secret(check, pulumi.Output.secret(pair.private_openssh), pair.public_openssh)  # type: ignore[arg-type]
         objects = manifests.objects(check)
         self.manifests: list[dict[str, Any]] = [secret, *objects]
-        supporting = [kube_object(f"{name}-secret", secret, child)]
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["stringData"]))
+        supporting = [kube_object(f"{name}-secret", secret, kept)]
         supporting += [kube_object(f"{name}-{obj['kind'].lower()}", obj, child) for obj in objects[:-1]]
         timeout = f"{check.timeout_minutes + _AWAIT_MARGIN_MINUTES}m"
         self.job = kube_object(

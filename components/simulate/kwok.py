@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from components.manifests.fabriccheck import CHECK_LABEL
 from components.simulate import engines
 from components.simulate.controlplane import ControlPlane, free_port
 from components.simulate.nodes import KWOK_ANNOTATION
@@ -13,11 +17,56 @@ STAGES = ("node/fast/node-initialize.yaml", "pod/fast/pod-ready.yaml", "pod/fast
 deleted), and deleted pods go."""
 
 
-def start(plane: ControlPlane, binary: Path) -> None:
-    """Run kwok against `plane`, managing only the nodes we annotate as fake."""
+# Every container of the pod ends as a passing NCCL test's does: exit 0.
+_SUCCEEDED = """{{ $now := Now }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: false
+  started: false
+  restartCount: 0
+  state:
+    terminated:
+      exitCode: 0
+      reason: Completed
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+{{ end }}
+phase: Succeeded
+"""
+
+
+def checks_pass_stage() -> dict[str, Any]:
+    """A kwok Stage that ends each running pod of a fabric check in success, as a passing NCCL test ends it."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": "fabric-check-passes"},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {
+                "matchExpressions": [
+                    {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+                    {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                    {"key": f'.metadata.labels["{CHECK_LABEL}"]', "operator": "Exists"},
+                ]
+            },
+            "delay": {"durationMilliseconds": 2000},
+            "next": {"statusTemplate": _SUCCEEDED},
+        },
+    }
+
+
+def start(plane: ControlPlane, binary: Path, *, checks_pass: bool = False) -> None:
+    """Run kwok against `plane`, managing only the nodes we annotate as fake; with `checks_pass`, the fabric
+    checks' pods succeed once running (there is no NCCL test to run on a fake node)."""
     root = engines.download("sigs.k8s.io/kwok", engines.pinned(engines.KWOK, "sigs.k8s.io/kwok"))
     config = plane.folder / "kwok-stages.yaml"
-    config.write_text("\n---\n".join((root / "kustomize" / "stage" / s).read_text() for s in STAGES))
+    stages = [(root / "kustomize" / "stage" / s).read_text() for s in STAGES]
+    if checks_pass:
+        stages.append(yaml.safe_dump(checks_pass_stage(), sort_keys=False))
+    config.write_text("\n---\n".join(stages))
     plane.start(
         "kwok",
         [

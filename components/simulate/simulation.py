@@ -148,18 +148,20 @@ def running(
     keep: bool = False,
     *,
     with_platform: bool = True,
+    checks_pass: bool = False,
 ) -> Iterator[Cluster]:
     """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`.
 
     With `with_platform=False` it has the nodes, the CRDs, the controllers and a volume for each of the stack's
     claims, and nothing of the stack's own: what a stack finds when the platform team installs its add-ons
-    another way (`addons.install: false`), ready for `pulumi up`."""
+    another way (`addons.install: false`), ready for `pulumi up`. With `checks_pass`, the fabric checks' pods
+    succeed once they run, as on a fabric that meets its floor."""
     binaries = build(rendered, progress)
     plane = controlplane.start(folder, binaries, progress)
     try:
         cluster = Cluster(plane, rendered)
         progress("starting kwok and installing the add-ons' CRDs")
-        kwok.start(plane, binaries["kwok"])
+        kwok.start(plane, binaries["kwok"], checks_pass=checks_pass)
         client = plane.client()
         apply.install_crds(client, crds.definitions())
         sizes = pool_sizes(rendered, nodes_per_pool)

@@ -3,12 +3,14 @@ nothing, an edit of one job that updates only it, and destroy, which leaves the 
 
 The cluster is `simulate`'s: the real API server with the stack's controllers and CRDs, its add-ons installed
 the way a platform team that manages them elsewhere does (`addons.install: false`), since Helm chart
-repositories cannot be reached here. The fabric gate is off: its ssh key comes from the TLS provider, which
-cannot be built from the Go module proxy, and its NCCL test cannot run on simulated nodes.
+repositories cannot be reached here. The fabric gate runs: kwok ends its pods in success, as a fabric that meets
+its floor would (there is no NCCL test to run on a fake node), and `pulumi up` waits for its Job.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,6 @@ POLICY_CONFIG = REPO / "policy" / "config.json"
 def engine_variant(config: dict[str, Any]) -> None:
     """The dev stack as the engine tier deploys it (see the module's docstring)."""
     config["gpu-training:addons"] = {"install": False}
-    for pool in config["gpu-training:nodePools"]:
-        pool["fabricCheck"] = {"enabled": False}
 
 
 def subset(live: Any, declared: Any, path: str = "") -> list[str]:
@@ -75,7 +75,7 @@ def test_the_dev_stack_deploys_updates_in_place_and_destroys_on_the_real_engine(
     project.edit_config(STACK, engine_variant)
     rendered = render(resolve_file(project.stack_file(STACK)))
     objects = list(rendered.objects)
-    with simulation.running(rendered, tmp_path / "cluster", with_platform=False) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", with_platform=False, checks_pass=True) as cluster:
         client = cluster.client
         project.on_cluster(STACK, cluster.plane.kubeconfig, context="simulate")
 
@@ -99,9 +99,21 @@ def test_the_dev_stack_deploys_updates_in_place_and_destroys_on_the_real_engine(
         state = project.cli("stack", "export", "-s", STACK).stdout
         assert token not in state and "4dabf18193072939515e22adb298388d" in state  # the secret signature
 
+        # The gate ran and passed before the pool's jobs, and its ssh key is secret in the state.
+        gate = up["outputs"]["fabricChecks"]["h100"]
+        assert gate["passed"] is True and gate["completedAt"], gate
+        keys = client.get("/api/v1/namespaces/training/secrets/fabric-check-h100-ssh")
+        private = base64.b64decode(keys["data"]["id_ed25519"]).decode()
+        assert private.startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+        clear = (private.splitlines()[1], keys["data"]["id_ed25519"])  # as written, and as the live Secret holds it
+        assert not [c for c in clear if c in state or c in json.dumps(up["outputs"])], "the private key is in the clear"
+
         again = project.run(STACK, "up", "--expect-no-changes")
         assert again["ok"], again["error"]
         assert again["steps"] == [], again["steps"]
+        assert client.get("/api/v1/namespaces/training/secrets/fabric-check-h100-ssh")["data"] == keys["data"], (
+            "the key made at create is kept"
+        )
 
         # One job edited: that job alone is updated.
         project.edit_config(STACK, lambda c: c["gpu-training:jobs"][0].update(image="registry.example.com/llm:v2"))

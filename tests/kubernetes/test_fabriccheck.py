@@ -61,11 +61,11 @@ def test_the_gate_runs_after_the_nodes_and_every_install_and_the_pools_jobs_wait
     assert job.inputs["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}
 
     secret = pulumi_mocks.named("fabric-check-p5-secret")
-    key = pulumi_mocks.named("fabric-check-p5-ssh")
-    assert key.type == "tls:index/privateKey:PrivateKey" and key.inputs["algorithm"] == "ED25519"
     data = secret.inputs["stringData"]
     assert data[SECRET_SIG] == SECRET_VALUE, "the private key stays a Pulumi secret"
+    assert data["value"]["id_ed25519"].startswith("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     assert data["value"]["id_ed25519.pub"].startswith("ssh-ed25519 ")
+    assert "stringData" in secret.ignore_changes, "the key made at create stays: a later up makes no new one"
 
     result = exported(exports)["fabricChecks"]["p5"]
     assert result["enabled"] is True and result["passed"] is True

@@ -57,10 +57,6 @@ CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
         "dnsName": "fs-mock.fsx.us-east-1.amazonaws.com",
         "mountName": "mockmnt",
     },
-    "tls:index/privateKey:PrivateKey": {
-        "privateKeyOpenssh": "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END OPENSSH PRIVATE KEY-----\n",
-        "publicKeyOpenssh": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAImock\n",
-    },
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},

@@ -12,7 +12,7 @@ from components import Platform
 from components.config import parse_stack
 from components.kubernetes.objects import StackConfigError
 from components.validation import resolve_file
-from tests.support.pulumi_mocks import RecordingMonitor, resolved, run
+from tests.support.pulumi_mocks import RecordingMonitor, built_inputs, resolved, run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,7 +26,7 @@ def _keys(stack: str) -> dict[str, Any]:
 
 
 def _registered(monitor: RecordingMonitor) -> dict[tuple[str, str], dict[str, Any]]:
-    found = {(r.type, r.name): r.inputs for r in monitor.registrations}
+    found = {(r.type, r.name): built_inputs(r) for r in monitor.registrations}
     monitor.registrations.clear()
     return found
 

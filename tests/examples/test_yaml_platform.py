@@ -14,7 +14,7 @@ from google.protobuf import json_format
 
 import stacks
 from tests.provider.plugin import construct
-from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
+from tests.support.pulumi_mocks import RecordingMonitor, built_inputs, run, use_stack
 from tests.support.pulumi_schema import json_schema
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,7 +58,9 @@ def test_its_outputs_are_outputs_of_the_component(served: dict[str, Any]) -> Non
 
 
 def _registered(monitor: RecordingMonitor) -> dict[tuple[str, str], dict[str, Any]]:
-    found = {(r.type, r.name): r.inputs for r in monitor.registrations if r.type != "gpu-training:index:Platform"}
+    found = {
+        (r.type, r.name): built_inputs(r) for r in monitor.registrations if r.type != "gpu-training:index:Platform"
+    }
     monitor.registrations.clear()
     return found
 

@@ -14,7 +14,7 @@ from google.protobuf import json_format
 import stacks
 from components.models.base import snake
 from tests.provider.plugin import REPO, construct
-from tests.support.pulumi_mocks import RecordingMonitor, exported, resolved, run, use_stack
+from tests.support.pulumi_mocks import RecordingMonitor, built_inputs, exported, resolved, run, use_stack
 
 
 def _dev_config() -> dict[str, Any]:
@@ -25,7 +25,7 @@ def _dev_config() -> dict[str, Any]:
 
 def _children(monitor: RecordingMonitor) -> dict[tuple[str, str], dict[str, Any]]:
     """What was registered, by (type, name), without the Platform component itself."""
-    return {(r.type, r.name): r.inputs for r in monitor.registrations if r.type != "gpu-training:index:Platform"}
+    return {(r.type, r.name): built_inputs(r) for r in monitor.registrations if r.type != "gpu-training:index:Platform"}
 
 
 def _program(monitor: RecordingMonitor, monkeypatch: Any) -> tuple[dict[tuple[str, str], dict[str, Any]], Any]:

@@ -538,6 +538,26 @@ _CATALOG: dict[str, dict[str, MachineType]] = {"aws": _AWS, "gcp": _GCP}
 _NAMES: dict[str, tuple[str, ...]] = {provider: tuple(sorted(table)) for provider, table in _CATALOG.items()}
 
 
+# NVLink bandwidth per GPU, both directions together, in GB/s, from NVIDIA's data sheets: A100 SXM4 600
+# (NVLink 3), H100 SXM5 and H200 900 (NVLink 4), B200 1,800 (NVLink 5). A10G, L4 and L40S are PCIe cards
+# without NVLink. Keys are the catalog's GPU models; a stated model is matched by its longest known prefix.
+_NVLINK_GBS: dict[str, int] = {
+    "NVIDIA A100": 600,
+    "NVIDIA H100": 900,
+    "NVIDIA H200": 900,
+    "NVIDIA B200": 1800,
+}
+
+
+def nvlink_gbs(gpu_model: str | None) -> int:
+    """A GPU model's NVLink bandwidth per GPU, both directions together, in GB/s; 0 without NVLink or when the
+    model is unknown."""
+    if not gpu_model:
+        return 0
+    known = [prefix for prefix in _NVLINK_GBS if gpu_model.startswith(prefix)]
+    return _NVLINK_GBS[max(known, key=len)] if known else 0
+
+
 def _table(provider: str) -> dict[str, MachineType]:
     """The catalog of one provider; an unknown provider is a programming error."""
     try:

@@ -16,7 +16,15 @@ from components import catalog, quantity
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, nad_parents, plugin_interfaces, wrong_type
-from components.models.nodepool import GPUDIRECT_FABRICS, Fabric, NodePoolSpec, Taint, default_taints
+from components.models.nodepool import (
+    GPUDIRECT_FABRICS,
+    NODE_CHECK_KEY,
+    NODE_CHECK_TAINT,
+    Fabric,
+    NodePoolSpec,
+    Taint,
+    default_taints,
+)
 from components.topology import Topology
 
 POOL_LABEL = "gpu-training/pool"
@@ -111,6 +119,8 @@ class Pool(Spec):
     """Placement group strategy."""
     taints: list[Taint] = Field(default_factory=list)
     """Node taints; jobs tolerate them."""
+    startup_taints: list[Taint] = Field(default_factory=list)
+    """Taints the pool's nodes come up with and lose once their node check passes; no job tolerates them."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Node labels the pool sets (pools this stack creates)."""
     node_selector: dict[str, str] = Field(default_factory=dict)
@@ -435,6 +445,9 @@ def _resolve(
         exposed = list(plugin_interfaces) if network.rdma.interfaces else own or list(plugin_interfaces)
     owned = provider != "existing"
     labels = {**spec.labels, POOL_LABEL: spec.name} if owned else dict(spec.labels)
+    checked = spec.node_check.enabled
+    if checked and owned:
+        labels[NODE_CHECK_KEY] = "required"  # existing clusters' nodes register with it (README: Healthy nodes)
     return Pool(
         name=spec.name,
         provider=provider,
@@ -452,6 +465,7 @@ def _resolve(
         zone=zone,
         placement=placement,
         taints=list(spec.taints) if spec.taints is not None else default_taints(provider),
+        startup_taints=[NODE_CHECK_TAINT] if checked else [],
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
         fabric=fabric,
@@ -871,9 +885,11 @@ def _rail_fields(
     return fields
 
 
-def taints_of(pools: list[Pool]) -> list[Taint]:
-    """Every distinct taint of these pools, in order: what a DaemonSet on all of them tolerates."""
+def taints_of(pools: list[Pool], *, startup: bool = False) -> list[Taint]:
+    """Every distinct taint of these pools, in order: what a DaemonSet on all of them tolerates. With `startup`,
+    the startup taints too: for the DaemonSets a node's check needs before it can run (driver, device plugins,
+    networks)."""
     found: list[Taint] = []
     for pool in pools:
-        found += [t for t in pool.taints if t not in found]
+        found += [t for t in (*pool.taints, *(pool.startup_taints if startup else ())) if t not in found]
     return found

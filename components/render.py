@@ -74,6 +74,8 @@ class Rendered:
             check = self.stack.checks.get(pool.name)
             gate = check.summary() if check else f"off: {self.stack.unchecked.get(pool.name, 'not configured')}"
             lines.append(f"    fabric check: {gate}")
+            node = self.stack.node_checks.get(pool.name)
+            lines.append(f"    node check: {node.summary() if node else 'off (nodeCheck.enabled is false)'}")
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components import fabriccheck
+from components import fabriccheck, nodecheck
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -19,6 +19,7 @@ from components.manifests import trainingjob
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes, runtime_names
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
+from components.nodecheck import NodeCheck
 from components.pool import POOL_LABEL, Pool, resolve_pools
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
@@ -43,6 +44,8 @@ class Stack:
     """Each gated pool's fabric check, by pool name."""
     unchecked: dict[str, str] = field(default_factory=dict)
     """Why each other pool has no fabric check, by pool name."""
+    node_checks: dict[str, NodeCheck] = field(default_factory=dict)
+    """Each checked pool's node check (its nodes' check at join), by pool name."""
 
     @property
     def scheduler(self) -> SchedulerKind:
@@ -81,6 +84,8 @@ def resolve(config: StackConfig) -> Stack:
     issues += _queues(config)
     checks, unchecked, found = _fabric_checks(config, pools)
     issues += found
+    node_checks, found = _node_checks(config, pools)
+    issues += found
     issues += _runtimes_fit(config, pools)
     plans: list[JobPlan] = []
     for index, job in enumerate(config.jobs):
@@ -98,8 +103,32 @@ def resolve(config: StackConfig) -> Stack:
         issues += found
     if issues:
         raise ConfigError(issues)
-    used = tuple(dict.fromkeys([*namespaces(config), *(c.namespace for c in checks.values())]))
-    return Stack(config=config, pools=pools, jobs=tuple(plans), namespaces=used, checks=checks, unchecked=unchecked)
+    gates = [c.namespace for c in checks.values()]
+    used = tuple(dict.fromkeys([*namespaces(config), *gates, *([nodecheck.NAMESPACE] if node_checks else [])]))
+    return Stack(
+        config=config,
+        pools=pools,
+        jobs=tuple(plans),
+        namespaces=used,
+        checks=checks,
+        unchecked=unchecked,
+        node_checks=node_checks,
+    )
+
+
+def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[str, NodeCheck], list[Issue]]:
+    """Each pool's node check (when on), and what stops one."""
+    checks: dict[str, NodeCheck] = {}
+    issues: list[Issue] = []
+    for index, spec in enumerate(config.node_pools):
+        pool = pools.get(spec.name)
+        if pool is None or spec.name in checks:
+            continue
+        check, found = nodecheck.resolve(spec.node_check, pool, path=f"nodePools[{index}]")
+        issues += found
+        if check is not None:
+            checks[spec.name] = check
+    return checks, issues
 
 
 def _fabric_checks(

@@ -94,7 +94,7 @@ def error_of(raw: dict[str, Any]) -> ConfigError:
 def test_the_base_stack_is_valid() -> None:
     resolved = resolve(parse_stack(BASE))
     assert [p.name for p in resolved.jobs] == ["llama-finetune"]
-    assert resolved.namespaces == ("training",)
+    assert resolved.namespaces == ("training", "gpu-node-check"), "the jobs', then the node check's"
 
 
 def test_snake_case_keys_are_accepted_too() -> None:

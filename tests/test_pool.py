@@ -248,7 +248,7 @@ def test_networks_need_multus() -> None:
 @pytest.mark.parametrize(("provider", "spec"), [("aws", P5), ("gcp", A3)])
 def test_pools_this_stack_creates_carry_and_select_the_pool_label(provider: Provider, spec: dict[str, Any]) -> None:
     p = one(provider, {**spec, "labels": {"team": "llm"}})
-    assert p.labels == {"team": "llm", POOL_LABEL: spec["name"]}
+    assert p.labels == {"team": "llm", POOL_LABEL: spec["name"], "gpu-training/node-check": "required"}
     assert p.node_selector == {POOL_LABEL: spec["name"]}
 
 
@@ -622,3 +622,17 @@ def test_gke_managed_rdma_needs_its_first_version_even_on_an_exact_134_patch() -
     issues = version_issues("a4-highgpu-8g", "1.34.0-gke.5", acceleratorNetworkProfile="auto")
     assert "1.34.1-gke.1829001" in issue_at(issues, "nodePools[0].acceleratorNetworkProfile").message
     assert not version_issues("a4-highgpu-8g", "1.34.1-gke.1829001", acceleratorNetworkProfile="auto")
+
+
+def test_the_autoscaler_ignores_the_node_check_taint_when_it_sizes_a_node_group() -> None:
+    from components.addons import autoscaler
+    from components.config import parse_stack
+    from components.validation import resolve as resolve_stack
+
+    cluster = {"provider": "aws", "name": "c", "region": "us-east-1"}
+    checked = resolve_stack(parse_stack({"cluster": cluster, "nodePools": [{**P5, "minNodes": 1}]}))
+    release = autoscaler.release(checked)
+    assert release is not None and release.values["extraArgs"] == {"startup-taint": "gpu-training/node-check"}
+    unchecked = {**P5, "minNodes": 1, "nodeCheck": {"enabled": False}}
+    release = autoscaler.release(resolve_stack(parse_stack({"cluster": cluster, "nodePools": [unchecked]})))
+    assert release is not None and "extraArgs" not in release.values

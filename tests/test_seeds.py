@@ -20,6 +20,7 @@ import yaml
 from components import rules
 from components.config import load_stack_file, parse_stack
 from components.manifests import trainingjob
+from components.nodecheck import NAMESPACE
 from components.render import Rendered, render
 from components.rules.rule import Settings
 from components.rules.subjects import from_objects, from_pools
@@ -49,8 +50,12 @@ def render_yaml(text: str) -> Rendered:
 
 
 def find(rendered: Rendered, kind: str, name: str | None = None) -> dict[str, Any]:
-    """The one object of `kind` (and `name`)."""
-    found = [o for o in rendered.objects if o["kind"] == kind and name in (None, o["metadata"]["name"])]
+    """The one object of `kind` (and `name`) beside the node check's, which every stack with a GPU pool has."""
+    found = [
+        o
+        for o in rendered.objects
+        if o["kind"] == kind and name in (None, o["metadata"]["name"]) and o["metadata"].get("namespace") != NAMESPACE
+    ]
     assert len(found) == 1, f"expected one {kind} {name or ''}, got {[o['metadata']['name'] for o in found]}"
     return found[0]
 

@@ -31,4 +31,9 @@ def release(stack: Stack) -> HelmRelease | None:
         "image": {"tag": CLUSTER_AUTOSCALER_IMAGES[cluster.kubernetes_version]},
         "nodeSelector": {"gpu-training/role": "system"},
     }
+    startup = sorted({t.key for p in stack.pools.values() if p.autoscaled for t in p.startup_taints})
+    if startup:
+        # A new node comes up with the node check's taint, which no pending pod tolerates: the autoscaler must
+        # not count it when it asks whether a node would take the pod, and treats the node as starting meanwhile.
+        values["extraArgs"] = {"startup-taint": ",".join(startup)}
     return HelmRelease(NAME, CLUSTER_AUTOSCALER, NAMESPACE, values)

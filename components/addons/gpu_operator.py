@@ -57,7 +57,7 @@ def release(stack: Stack) -> HelmRelease:
         "toolkit": {"enabled": provider != "aws"},
         "nfd": {"enabled": True},
         "dcgmExporter": {"serviceMonitor": {"enabled": stack.config.monitoring.prometheus}},
-        "daemonsets": {"tolerations": tolerations(taints_of(list(stack.pools.values())))},
+        "daemonsets": {"tolerations": tolerations(taints_of(list(stack.pools.values()), startup=True))},
     }
     if rdma(stack) == "dmabuf" and driver(stack):
         # DMA-BUF needs the open GPU kernel modules (the proprietary ones do not export DMA-BUFs).

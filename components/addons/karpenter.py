@@ -15,6 +15,7 @@ from components.addons.install import HelmRelease
 from components.aws.nodegroup import efa_layout
 from components.manifests.pod import GPU_RESOURCE
 from components.models import AwsClusterSpec, NodePoolSpec
+from components.models.nodepool import Taint
 from components.pool import Pool, taints_of
 from components.validation import Stack
 from components.versions import KARPENTER
@@ -147,6 +148,10 @@ def _subnets(cluster: AwsClusterSpec, pool: Pool) -> list[dict[str, Any]]:
     return [{"tags": {DISCOVERY_TAG: cluster.name}}]
 
 
+def _taint(taint: Taint) -> dict[str, str]:
+    return {"key": taint.key, **({"value": taint.value} if taint.value else {}), "effect": taint.effect}
+
+
 def node_pool(pool: Pool) -> dict[str, Any]:
     """Which nodes Karpenter may launch for the pool (instance type, zone, capacity), their labels and
     taints, at most maxNodes of them, removed once empty and never while a job runs on them."""
@@ -161,9 +166,10 @@ def node_pool(pool: Pool) -> dict[str, Any]:
         "spec": {
             "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool.name},
             "requirements": requirements,
-            "taints": [
-                {"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect} for t in taints_of([pool])
-            ],
+            "taints": [_taint(t) for t in taints_of([pool])],
+            # Karpenter expects these to go once the node is up (the node check removes its own) and keeps
+            # provisioning for pods that do not tolerate them.
+            **({"startupTaints": [_taint(t) for t in pool.startup_taints]} if pool.startup_taints else {}),
             # Training nodes are not recycled on a timer; a node is replaced only once it is empty.
             "expireAfter": "Never",
         },

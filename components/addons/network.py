@@ -110,7 +110,7 @@ def nic_cluster_policy(stack: Stack) -> dict[str, Any] | None:
     ]
     if terms and all(t["matchExpressions"] for t in terms):
         spec["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
-    taints = taints_of(pools)
+    taints = taints_of(pools, startup=True)
     if taints:
         spec["tolerations"] = tolerations(taints)
     if gpu_operator.needs_mofed_container(stack):
@@ -190,4 +190,5 @@ def efa_device_plugin(stack: Stack) -> HelmRelease | None:
     efa = [p for p in stack.pools.values() if p.fabric == "efa"]
     if stack.config.cluster.provider != "aws" or not efa:
         return None
-    return HelmRelease(EFA_NAME, EFA_DEVICE_PLUGIN, "kube-system", {"tolerations": tolerations(taints_of(efa))})
+    values = {"tolerations": tolerations(taints_of(efa, startup=True))}
+    return HelmRelease(EFA_NAME, EFA_DEVICE_PLUGIN, "kube-system", values)

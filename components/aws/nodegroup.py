@@ -106,7 +106,10 @@ def node_group_args(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
         "capacity_type": _CAPACITY_TYPE[spec.capacity.type],
         "scaling_config": {"min_size": spec.min_nodes, "max_size": pool.max_nodes, "desired_size": spec.min_nodes},
         "labels": dict(pool.labels),
-        "taints": [{"key": t.key, "value": t.value or None, "effect": _EFFECT[t.effect]} for t in pool.taints],
+        "taints": [
+            {"key": t.key, "value": t.value or None, "effect": _EFFECT[t.effect]}
+            for t in (*pool.taints, *pool.startup_taints)
+        ],
         "update_config": {"max_unavailable": 1, **({"update_strategy": "MINIMAL"} if reserved else {})},
     }
 

@@ -36,8 +36,10 @@ def boot_disk_type(machine_type: str) -> str:
 
 
 def taints(pool: Pool) -> list[dict[str, str]]:
-    """The pool's taints in the GKE API's form."""
-    return [{"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in pool.taints]
+    """The pool's taints in the GKE API's form, the node check's startup taint included (GKE puts a node pool's
+    taints on each node when it registers; the check removes its own)."""
+    every = (*pool.taints, *pool.startup_taints)
+    return [{"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in every]
 
 
 def reservation_affinity(spec: NodePoolSpec) -> dict[str, Any] | None:

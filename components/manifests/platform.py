@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.manifests import nodecheck
 from components.manifests.namespace import gpu_quota, namespace
 from components.manifests.network import network_attachment_definition
 from components.manifests.queues import (
@@ -67,6 +68,18 @@ def runtimes(stack: Stack) -> list[dict[str, Any]]:
     return [cluster_runtime(p, r, stack.scheduler) for p in stack.pools.values() for r in pool_runtimes(p)]
 
 
+def node_checks(stack: Stack) -> list[dict[str, Any]]:
+    """The node check's RBAC, scripts and one DaemonSet per checked pool."""
+    return nodecheck.objects(list(stack.node_checks.values()))
+
+
 def objects(stack: Stack) -> list[dict[str, Any]]:
     """Every platform object, namespaces first."""
-    return [*namespaces(stack), *networks(stack), *storage(stack), *queues(stack), *runtimes(stack)]
+    return [
+        *namespaces(stack),
+        *networks(stack),
+        *storage(stack),
+        *queues(stack),
+        *runtimes(stack),
+        *node_checks(stack),
+    ]

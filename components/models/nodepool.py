@@ -17,6 +17,10 @@ GPUDIRECT_FABRICS = ("tcpx", "tcpxo", "rdma")
 """GKE's GPUDirect fabrics, each tied to its machine types."""
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
+NODE_CHECK_KEY = "gpu-training/node-check"
+"""The node check's startup taint key (value `pending`), and the label it leaves on a checked node (`passed` or
+`failed`)."""
+DcgmLevel = Literal[1, 2, 3, 4]
 NcclTest = Literal["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"]
 """The NCCL-tests collectives a fabric check can run."""
 _NCCL_SIZE = re.compile(r"^[1-9][0-9]*[KMG]?$")
@@ -31,6 +35,10 @@ class Taint(Spec):
     """Taint value. Default: empty."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
     """Taint effect. Default: NoSchedule."""
+
+
+NODE_CHECK_TAINT = Taint(key=NODE_CHECK_KEY, value="pending", effect="NoSchedule")
+"""The taint a checked pool's nodes come up with, until their node check passes."""
 
 
 def default_taints(provider: str) -> list[Taint]:
@@ -125,6 +133,27 @@ class FabricCheckSpec(Spec):
         return [type(self).model_fields[f].alias or f for f in sorted(self.model_fields_set - {"enabled"})]
 
 
+class NodeCheckSpec(Spec):
+    """Each node's check when it joins the pool: it comes up tainted, and takes work only once its GPUs, its
+    fabric NICs and its NVLink pass."""
+
+    enabled: bool = True
+    """Check every new node before it takes work. Default: on."""
+    dcgm_level: DcgmLevel = 2
+    """The DCGM diagnostic level: 1 (seconds: deployment and software), 2 (about 2 minutes: adds PCIe, memory
+    and a short stress), 3 (about 30 minutes), 4 (an hour or more). Default: 2."""
+    min_bus_bandwidth: float | None = Field(default=None, gt=0)
+    """The single-node all_reduce floor across the node's GPUs, in GB/s of bus bandwidth at the largest
+    message size. Default: derived from the GPU's NVLink bandwidth (catalog); none on GPUs without NVLink,
+    where the result is recorded but not judged."""
+    image: str | None = None
+    """The NCCL-tests image of the NVLink test. Default: the fabric check's image for the pool's fabric."""
+    dcgm_image: str | None = None
+    """The DCGM image the diagnostics run in. Default: NVIDIA's pinned DCGM image."""
+    timeout_minutes: int = Field(default=60, ge=5, le=24 * 60)
+    """How long one node's check may take before it counts as failed. Default: 60."""
+
+
 def nccl_bytes(size: str) -> int:
     """The bytes of an nccl-tests size (K, M and G are powers of 1024, as nccl-tests reads them)."""
     scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(size[-1], 1)
@@ -207,6 +236,9 @@ class NodePoolSpec(Spec):
     fabric_check: FabricCheckSpec = Field(default_factory=FabricCheckSpec)
     """The fabric acceptance gate: `{enabled, nodes, minBusBandwidth, test, minBytes, maxBytes, image}`.
     Default: on for a fast fabric with minNodes of 2 or more, at the catalog's floor."""
+    node_check: NodeCheckSpec = Field(default_factory=NodeCheckSpec)
+    """Each node's check at join: `{enabled, dcgmLevel, minBusBandwidth, image, dcgmImage, timeoutMinutes}`.
+    Default: on, DCGM level 2, the NVLink floor derived from the catalog."""
 
     def rail_networks(self) -> list[NetworkSpec]:
         """The NADs this pool's rails make: none when it has no rails or lists its networks by hand."""

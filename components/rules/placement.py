@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.models.nodepool import GPU_TAINT_KEY
+from components.manifests.nodecheck import CHECK_LABEL
+from components.manifests.pod import GPU_RESOURCE
+from components.models.nodepool import GPU_TAINT_KEY, NODE_CHECK_KEY, NODE_CHECK_TAINT
 from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
@@ -94,6 +96,29 @@ def gpu_placement(subject: Subject, subjects: list[Subject], settings: Settings)
             )
 
 
+_HELD = (
+    {"key": NODE_CHECK_KEY, "value": NODE_CHECK_TAINT.value, "effect": NODE_CHECK_TAINT.effect},
+    {"key": NODE_CHECK_KEY, "value": "failed", "effect": NODE_CHECK_TAINT.effect},
+)
+
+
+def unverified_nodes(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
+    """GPU pods do not tolerate the node check's taint, which holds a node until its check passes (or after it
+    failed): nothing but the check itself may run on an unverified node."""
+    for t in templates(subject.data, subjects):
+        labels = t.metadata.get("labels") or {}
+        if CHECK_LABEL in labels or not any(GPU_RESOURCE in resources(c) for c in t.containers):
+            continue
+        own = [x for x in t.spec.get("tolerations", []) if isinstance(x, dict)]
+        held = [taint for taint in _HELD if tolerates(own, taint)]
+        if held:
+            taint = held[0]
+            yield (
+                f"{t.role} pods tolerate the node check's {taint['key']}={taint['value']}:{taint['effect']} taint, "
+                "so they can land on a GPU node whose check has not passed"
+            )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "gpu-placement",
@@ -105,5 +130,16 @@ RULES: tuple[Rule, ...] = (
         ("*",),
         gpu_placement,
         gpu_only=True,
+    ),
+    Rule(
+        "unverified-nodes",
+        "high",
+        "mandatory",
+        (unverified_nodes.__doc__ or "").strip(),
+        f"drop the toleration of {NODE_CHECK_KEY} (a TrainingJob never adds one); a toleration with no key and "
+        "`operator: Exists` tolerates it too: list the taints to tolerate instead",
+        ("*",),
+        unverified_nodes,
+        gpu_only=False,  # its own test counts GPUs in init containers too
     ),
 )

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
+from components import nodecheck
 from components.addons import gpu_operator, gpudirect, network
 from components.manifests.plan import MIN_MULTI_NODE_SHM
 from components.rules.pods import templates
@@ -24,12 +25,14 @@ PRIVILEGED_NAMESPACES: tuple[str, ...] = tuple(
             gpu_operator.NAMESPACE,
             network.NETWORK_OPERATOR_NAMESPACE,
             network.SRIOV_NAMESPACE,
+            nodecheck.NAMESPACE,
         )
     )
 )
 """Where node agents may run privileged containers, by default: Kubernetes' own namespace (where the Multus,
 whereabouts and EFA device plugin installs and our GKE GPUDirect installers run too), and the GPU Operator's,
-the Network Operator's and the SR-IOV Network Operator's, whose drivers and device plugins need the host."""
+the Network Operator's and the SR-IOV Network Operator's, whose drivers and device plugins need the host, and the
+node check's, whose DCGM diagnostics need the GPUs' admin interfaces."""
 
 
 class Advice(str):

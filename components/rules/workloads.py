@@ -279,9 +279,10 @@ def images(subject: Subject, subjects: list[Subject], settings: Settings) -> Ite
 
 
 def host_namespaces(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
-    """No hostNetwork or hostIPC unless allowed; on GKE, GPU pods may use the host network (GPUDirect-TCPX and
-    TCPXO reach the GPU NICs through it on clusters without multi-networking)."""
-    if settings.allow_host_network:
+    """No hostNetwork or hostIPC unless allowed, outside the node agents' namespaces; on GKE, GPU pods may use the
+    host network (GPUDirect-TCPX and TCPXO reach the GPU NICs through it on clusters without multi-networking)."""
+    meta = subject.data.get("metadata") if isinstance(subject.data.get("metadata"), dict) else {}
+    if settings.allow_host_network or meta.get("namespace") in settings.privileged_namespaces:
         return
     for t in templates(subject.data, subjects):
         for key in ("hostNetwork", "hostIPC"):

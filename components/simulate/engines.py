@@ -69,6 +69,8 @@ KUBERNETES = Engine(
     stamp="k8s.io/kubernetes",
 )
 """The control plane, at the Kubernetes minor our stacks default to, with the etcd that release requires."""
+KUBECTL = Engine("kubectl", {"kubectl": "k8s.io/kubernetes/cmd/kubectl"}, stamp="k8s.io/kubernetes")
+"""kubectl, at the control plane's release: what the node check's verdict updates nodes with, run by its test."""
 KWOK = Engine("kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"})
 """kwok: nodes without kubelets, and pods that run on them."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.allocatable import allocatable
+from components.models.nodepool import NODE_CHECK_KEY
+from components.nodecheck import RESULT_LABEL
 from components.pool import Pool
 
 POOL_ANNOTATION = "gpu-training/simulated-pool"
@@ -80,18 +82,25 @@ def cpu_nodes(count: int) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def pool_nodes(pool: Pool, count: int) -> list[dict[str, Any]]:
-    """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises."""
+def pool_nodes(pool: Pool, count: int, *, checked: bool = True) -> list[dict[str, Any]]:
+    """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises. A pool with a node
+    check has its nodes as they are once it passed (`checked`), or as they join: under the startup taint."""
     offered = allocatable(pool)
     resources = {name: amount or UNFIXED_DEVICES for name, amount in offered.items()}
     resources["cpu"] = offered.get("cpu") or UNKNOWN_CPU
     resources["memory"] = offered.get("memory") or UNKNOWN_MEMORY
     resources["pods"] = PODS
-    taints = [t.model_dump(exclude_none=True) for t in pool.taints]
-    return [
-        _node(f"{pool.name}-{index}", _labels(pool, f"{pool.name}-{index}", index), taints, resources, pool.name)
-        for index in range(count)
-    ]
+    joining = pool.startup_taints if not checked else []
+    taints = [t.model_dump(exclude_none=True) for t in (*pool.taints, *joining)]
+    nodes = []
+    for index in range(count):
+        labels = _labels(pool, f"{pool.name}-{index}", index)
+        if pool.startup_taints:
+            labels[NODE_CHECK_KEY] = "required"
+            if checked:
+                labels[RESULT_LABEL] = "passed"
+        nodes.append(_node(f"{pool.name}-{index}", labels, taints, resources, pool.name))
+    return nodes
 
 
 def pool_of(node: dict[str, Any]) -> str | None:

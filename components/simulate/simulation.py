@@ -149,13 +149,15 @@ def running(
     *,
     with_platform: bool = True,
     checks_pass: bool = False,
+    joining: bool = False,
 ) -> Iterator[Cluster]:
     """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`.
 
     With `with_platform=False` it has the nodes, the CRDs, the controllers and a volume for each of the stack's
     claims, and nothing of the stack's own: what a stack finds when the platform team installs its add-ons
     another way (`addons.install: false`), ready for `pulumi up`. With `checks_pass`, the fabric checks' pods
-    succeed once they run, as on a fabric that meets its floor."""
+    succeed once they run, as on a fabric that meets its floor. With `joining`, the pools' nodes come up as they
+    join, under their node check's startup taint, instead of as once their check passed."""
     binaries = build(rendered, progress)
     plane = controlplane.start(folder, binaries, progress)
     try:
@@ -167,7 +169,7 @@ def running(
         sizes = pool_sizes(rendered, nodes_per_pool)
         progress("making nodes: " + ", ".join(f"{n} x {name}" for name, n in sizes.items()) + f", {CPU_NODES} x cpu")
         for name, pool in rendered.stack.pools.items():
-            for node in nodes.pool_nodes(pool, sizes[name]):
+            for node in nodes.pool_nodes(pool, sizes[name], checked=not joining):
                 client.apply(node)
         for node in nodes.cpu_nodes(CPU_NODES):
             client.apply(node)

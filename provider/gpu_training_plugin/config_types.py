@@ -328,6 +328,34 @@ image for the pool's fabric."""
     """How long the gate may take, image pulls included, before it fails. Default: 30."""
 
 
+class DcgmLevel(IntEnum):
+    V1 = 1
+    V2 = 2
+    V3 = 3
+    V4 = 4
+
+
+class NodeCheckSpec(TypedDict):
+    "Each node's check when it joins the pool: it comes up tainted, and takes work only once its GPUs, its\nfabric NICs and its NVLink pass."
+
+    # from components.models.nodepool.NodeCheckSpec
+    enabled: NotRequired[bool]
+    """Check every new node before it takes work. Default: on."""
+    dcgm_level: NotRequired[DcgmLevel]
+    """The DCGM diagnostic level: 1 (seconds: deployment and software), 2 (about 2 minutes: adds PCIe, memory
+and a short stress), 3 (about 30 minutes), 4 (an hour or more). Default: 2."""
+    min_bus_bandwidth: NotRequired[float]
+    """The single-node all_reduce floor across the node's GPUs, in GB/s of bus bandwidth at the largest
+message size. Default: derived from the GPU's NVLink bandwidth (catalog); none on GPUs without NVLink,
+where the result is recorded but not judged."""
+    image: NotRequired[str]
+    """The NCCL-tests image of the NVLink test. Default: the fabric check's image for the pool's fabric."""
+    dcgm_image: NotRequired[str]
+    """The DCGM image the diagnostics run in. Default: NVIDIA's pinned DCGM image."""
+    timeout_minutes: NotRequired[int]
+    """How long one node's check may take before it counts as failed. Default: 60."""
+
+
 class NodePoolSpec(TypedDict):
     """A pool of identical GPU nodes."""
 
@@ -405,6 +433,9 @@ traffic. Default: unset (NCCL's 0)."""
     fabric_check: NotRequired[FabricCheckSpec]
     """The fabric acceptance gate: `{enabled, nodes, minBusBandwidth, test, minBytes, maxBytes, image}`.
 Default: on for a fast fabric with minNodes of 2 or more, at the catalog's floor."""
+    node_check: NotRequired[NodeCheckSpec]
+    """Each node's check at join: `{enabled, dcgmLevel, minBusBandwidth, image, dcgmImage, timeoutMinutes}`.
+Default: on, DCGM level 2, the NVLink floor derived from the catalog."""
 
 
 class MultusSpec(TypedDict):

@@ -25,8 +25,10 @@ def test_existing_roce_cluster_runs_the_open_driver_with_gpudirect_rdma_through_
     }
     assert values["toolkit"] == {"enabled": True}
     assert values["nfd"] == {"enabled": True}
+    # The driver and device plugin come up before the node check, which needs them.
     assert values["daemonsets"]["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+        {"key": "gpu-training/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"},
     ]
 
 

@@ -33,7 +33,7 @@ def paths(values: dict[str, Any], prefix: str = "") -> list[str]:
 
 def unknown(keys: set[str], values: dict[str, Any]) -> list[str]:
     """Paths the chart does not know. Below a key the chart leaves empty (a free-form map such as
-    annotations), any key is allowed."""
+    annotations), or one its key file marks `<key>.*` (a map the chart reads whole), any key is allowed."""
     missing = []
     for path in paths(values):
         if path in keys:
@@ -41,6 +41,7 @@ def unknown(keys: set[str], values: dict[str, Any]) -> list[str]:
         parents = [path[:i] for i in range(len(path)) if path[i] == "." and path[i - 1] != "\\"]
         known = [p for p in parents if p in keys]
         free_form = known and not any(k.startswith(known[-1] + ".") for k in keys)
+        free_form = free_form or any(f"{p}.*" in keys for p in known)
         if not free_form:
             missing.append(path)
     return missing

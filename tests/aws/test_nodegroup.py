@@ -77,10 +77,11 @@ def test_node_group_uses_the_accelerated_ami_with_the_pools_taints_labels_and_si
     args = node_group_args(spec, pool)
     assert args["ami_type"] == "AL2023_x86_64_NVIDIA"
     assert args["scaling_config"] == {"min_size": 1, "max_size": 8, "desired_size": 1}
-    assert args["labels"] == {"team": "llm", "gpu-training/pool": "p5"}
+    assert args["labels"] == {"team": "llm", "gpu-training/pool": "p5", "gpu-training/node-check": "required"}
     assert args["taints"] == [
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
         {"key": "dedicated", "value": None, "effect": "NO_EXECUTE"},
+        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
     ]
 
 

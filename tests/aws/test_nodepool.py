@@ -54,8 +54,11 @@ def test_p5_efa_pool(pulumi_mocks: RecordingMonitor) -> None:
     group = only(pulumi_mocks, "aws:eks/nodeGroup:NodeGroup")
     assert group["subnetIds"] == SUBNET, "an EFA pool lives in one subnet"
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"
-    assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
-    assert group["labels"] == {"gpu-training/pool": "p5"}
+    assert group["taints"] == [
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
+        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
+    ]
+    assert group["labels"] == {"gpu-training/pool": "p5", "gpu-training/node-check": "required"}
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 4, "desiredSize": 0}
     assert group["launchTemplate"] == {"id": "prod-p5-id", "version": "1"}
     assert group["capacityType"] == "ON_DEMAND"

@@ -122,8 +122,11 @@ def test_nodes_use_gvnic_workload_identity_and_the_cloud_platform_scope() -> Non
 
 def test_the_default_taint_is_the_one_gke_puts_on_gpu_nodes() -> None:
     assert nodepool.node_config(*resolved())["taints"] == [
-        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
     ]
+    unchecked = nodepool.node_config(*resolved(nodeCheck={"enabled": False}))
+    assert unchecked["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
 
 
 def test_taint_effects_are_spelled_as_the_gke_api_does() -> None:
@@ -138,6 +141,7 @@ def test_taint_effects_are_spelled_as_the_gke_api_does() -> None:
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
         {"key": "team", "value": "research", "effect": "PREFER_NO_SCHEDULE"},
         {"key": "maintenance", "value": "", "effect": "NO_EXECUTE"},
+        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
     ]
 
 
@@ -145,7 +149,7 @@ def test_nodes_carry_the_pool_label_jobs_select_on_and_the_configured_labels() -
     spec, pool = resolved(labels={"team": "research"})
     config = nodepool.node_config(spec, pool)
 
-    assert config["labels"] == {"team": "research", "gpu-training/pool": "h100"}
+    assert config["labels"] == {"team": "research", "gpu-training/pool": "h100", "gpu-training/node-check": "required"}
     assert pool.node_selector.items() <= config["labels"].items(), "jobs' node selector matches the nodes"
 
 

@@ -55,6 +55,10 @@ def _no_tolerations(obj: dict[str, Any]) -> None:
     del _worker(obj)["spec"]["tolerations"]
 
 
+def _tolerates_unverified_nodes(obj: dict[str, Any]) -> None:
+    _worker(obj)["spec"]["tolerations"].append({"key": "gpu-training/node-check", "operator": "Exists"})
+
+
 def _gpu_request_differs(obj: dict[str, Any]) -> None:
     _container(obj)["resources"]["requests"]["nvidia.com/gpu"] = 4
 
@@ -128,6 +132,7 @@ def _no_fabric_network(obj: dict[str, Any]) -> None:
 WORKLOAD_CASES: dict[str, tuple[Mutation, Settings]] = {
     "gpu-placement": (_no_tolerations, Settings(cluster="existing")),
     "gpu-requests-equal-limits": (_gpu_request_differs, Settings()),
+    "unverified-nodes": (_tolerates_unverified_nodes, Settings()),
     "shared-memory": (_no_shm, Settings()),
     "gang-scheduling": (_small_gang, Settings(gang_scheduler="volcano")),
     "processes-per-node": (_more_ranks_than_gpus, Settings()),
@@ -258,6 +263,10 @@ def _runtime_no_tolerations(runtime: dict[str, Any]) -> None:
     del _node_pod(runtime)["spec"]["tolerations"]
 
 
+def _runtime_tolerates_unverified_nodes(runtime: dict[str, Any]) -> None:
+    _node_pod(runtime)["spec"]["tolerations"].append({"operator": "Exists"})
+
+
 def _trainer_gpu_request_differs(trainjob: dict[str, Any]) -> None:
     trainjob["spec"]["trainer"]["resourcesPerNode"]["requests"]["nvidia.com/gpu"] = 4
 
@@ -304,6 +313,7 @@ def _runtime_no_fabric_network(runtime: dict[str, Any]) -> None:
 TRAINJOB_CASES: dict[str, tuple[str, Mutation, Settings]] = {
     "gpu-placement": (RUNTIME, _runtime_no_tolerations, Settings()),
     "gpu-requests-equal-limits": (TRAINJOB, _trainer_gpu_request_differs, Settings()),
+    "unverified-nodes": (RUNTIME, _runtime_tolerates_unverified_nodes, Settings()),
     "shared-memory": (RUNTIME, _runtime_no_shm, Settings()),
     "gang-scheduling": (RUNTIME, _runtime_no_pod_group, Settings(gang_scheduler="volcano")),
     "nccl-socket-interface": (TRAINJOB, _trainer_nccl_on_eth0, Settings()),

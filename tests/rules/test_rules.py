@@ -234,9 +234,11 @@ GENERAL_RULES = {
     "env-references",
     "duplicate-keys",
     "privileged-containers",
+    "unverified-nodes",
     *CLOUD_CASES,
 }
-"""The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage)."""
+"""The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage;
+unverified-nodes reads every workload because a pod may hold GPUs in its init containers only)."""
 
 
 def test_only_the_general_rules_judge_workloads_without_gpus() -> None:

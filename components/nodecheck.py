@@ -1,0 +1,183 @@
+"""Each GPU node's check when it joins its pool: what is checked, against what, and how a node is held back.
+
+A pool's nodes come up with the startup taint `gpu-training/node-check=pending:NoSchedule` and the label
+`gpu-training/node-check=required`, which nothing but the check tolerates. The check (a DaemonSet on the
+nodes that have the label and no result yet) runs the DCGM diagnostics, reads every GPU's ECC and row-remap
+state and the kernel's XIDs, finds every fabric NIC the pool should have up at its speed, and runs a
+single-node all_reduce across the node's GPUs against a floor derived from NVLink. Then it labels the node
+`gpu-training/node-check-result=passed` and removes the taint, or labels it `failed`, keeps it tainted
+(`gpu-training/node-check=failed`), and says why in a node condition and an event. Either label ends the
+check's pod on that node, which gives its GPUs back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from components import catalog
+from components.errors import Issue
+from components.fabriccheck import IMAGES
+from components.models.nodepool import NODE_CHECK_KEY, NODE_CHECK_TAINT, NodeCheckSpec, Taint
+from components.pool import Pool
+
+STARTUP_TAINT = NODE_CHECK_TAINT
+"""The taint a checked pool's nodes come up with; the check removes it from a node that passes."""
+FAILED_TAINT = Taint(key=NODE_CHECK_KEY, value="failed", effect="NoSchedule")
+"""What a node that fails keeps instead, so that `kubectl describe node` says why nothing lands there."""
+REQUIRED_LABEL = (NODE_CHECK_KEY, "required")
+"""The label a checked pool's nodes come up with: where the check runs."""
+RESULT_LABEL = "gpu-training/node-check-result"
+"""passed | failed, set by the check; removing it (and tainting the node again) runs the check again."""
+CONDITION = "GPUNodeCheckFailed"
+"""The node condition a failed check sets, with what failed as its message."""
+NAMESPACE = "gpu-node-check"
+"""Where the check runs: its own namespace, outside every GPU quota of the jobs' namespaces."""
+DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.5.2-1-ubuntu22.04"
+"""DCGM with dcgmi and nv-hostengine: the release the GPU Operator's current images pin (NVIDIA AICR image
+lists). Its diagnostic plugins must match the driver's CUDA generation: older DCGM images refuse R580 drivers."""
+KUBECTL_IMAGE = "docker.io/alpine/k8s:1.34.1"
+"""kubectl with a POSIX shell, for the verdict's node updates (registry.k8s.io/kubectl has no shell)."""
+NVLINK_SHARE = 0.6
+"""The derived floor: this share of one direction of the GPU's NVLink bandwidth. A healthy 8-GPU NVSwitch node
+reaches about 0.8 of it at 8G messages (H100: 360-480 GB/s of 450); one link down or a fallback to PCIe
+falls far below."""
+NVLINK_SIZES = ("512M", "8G")
+"""The single-node test's smallest and largest message (the floor applies at the largest)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nics:
+    """The fabric NICs a healthy node of the pool has: RDMA devices (by name, or a count) and GPU netdevs."""
+
+    rdma_names: tuple[str, ...] = ()
+    """RDMA devices that must be present and ACTIVE, by name (rails with named devices)."""
+    rdma_count: int = 0
+    """ACTIVE RDMA devices there must be at least, when their names are not known (EFA, GKE RDMA)."""
+    netdevs: tuple[str, ...] = ()
+    """Network interfaces that must be up (GKE GPUDirect TCPX / TCPXO GPU NICs)."""
+    min_gbps: float = 0
+    """The least line rate of each, in Gbps; 0 when unknown (not judged)."""
+    kind: str = "RDMA"
+    """What the RDMA devices are, for people: RDMA, or EFA."""
+
+    def describe(self) -> str:
+        """E.g. "32 EFA devices ACTIVE" or "mlx5_0..mlx5_7 ACTIVE at >= 400 Gbps"."""
+        parts = []
+        if self.rdma_names:
+            parts.append(f"{_span(self.rdma_names)} ACTIVE")
+        elif self.rdma_count:
+            parts.append(f"{self.rdma_count} {self.kind} devices ACTIVE")
+        if self.netdevs:
+            parts.append(f"{_span(self.netdevs)} up")
+        speed = f" at >= {self.min_gbps:g} Gbps" if self.min_gbps and parts else ""
+        return (", ".join(parts) + speed) if parts else "none (tcp)"
+
+
+def _span(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCheck:
+    """One pool's node check, resolved: its levels, floors and images."""
+
+    pool: Pool
+    dcgm_level: int
+    """The DCGM diagnostic level (1-4)."""
+    floor_gbs: float
+    """The single-node all_reduce floor in GB/s of bus bandwidth; 0: measured, not judged."""
+    floor_source: str
+    """Where the floor comes from, in words."""
+    nics: Nics
+    """The fabric NICs checked."""
+    image: str
+    """The NCCL-tests image of the NVLink test."""
+    tests: str
+    """The nccl-tests binaries' folder in that image."""
+    dcgm_image: str
+    """The DCGM image."""
+    timeout_minutes: int
+    """How long one node's check may take."""
+
+    @property
+    def name(self) -> str:
+        """The DaemonSet's name."""
+        return f"node-check-{self.pool.name}"
+
+    @property
+    def nvlink_test(self) -> bool:
+        """Whether the node has GPUs to all_reduce across (one GPU has nothing to test)."""
+        return self.pool.gpus_per_node > 1
+
+    def summary(self) -> str:
+        """What a node proves before it takes work, e.g. "DCGM diag r2, ECC, row remaps, XIDs; NICs: ...; ..."."""
+        if not self.nvlink_test:
+            nccl = "no all_reduce (one GPU)"
+        elif self.floor_gbs:
+            nccl = f"all_reduce {'-'.join(NVLINK_SIZES)} >= {self.floor_gbs:g} GB/s ({self.floor_source})"
+        else:
+            nccl = f"all_reduce {'-'.join(NVLINK_SIZES)} measured, not judged ({self.floor_source})"
+        return (
+            f"DCGM diag r{self.dcgm_level}, ECC, row remaps, XIDs; NICs: {self.nics.describe()}; {nccl}; "
+            f"startup taint {STARTUP_TAINT.key}={STARTUP_TAINT.value}:{STARTUP_TAINT.effect}"
+        )
+
+    def fingerprint(self) -> str:
+        """A digest of what the verdict depends on; a change restarts the check's pods (on unchecked nodes)."""
+        inputs = {"level": self.dcgm_level, "floor": self.floor_gbs, "nics": repr(self.nics), "image": self.image}
+        return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def resolve(spec: NodeCheckSpec, pool: Pool, *, path: str) -> tuple[NodeCheck | None, list[Issue]]:
+    """The pool's node check, or None when it is off; and what stops it."""
+    if not spec.enabled:
+        return None, []
+    floor, source = _floor(spec, pool)
+    image = IMAGES[pool.fabric]
+    issues: list[Issue] = []
+    if spec.min_bus_bandwidth is not None and pool.gpus_per_node < 2:
+        issues.append(
+            Issue(f"{path}.nodeCheck.minBusBandwidth", "the pool's nodes have one GPU: there is no all_reduce to judge")
+        )
+    check = NodeCheck(
+        pool=pool,
+        dcgm_level=spec.dcgm_level,
+        floor_gbs=floor,
+        floor_source=source,
+        nics=expected_nics(pool),
+        image=spec.image or image.image,
+        tests=image.tests,
+        dcgm_image=spec.dcgm_image or DCGM_IMAGE,
+        timeout_minutes=spec.timeout_minutes,
+    )
+    return (None, issues) if issues else (check, [])
+
+
+def _floor(spec: NodeCheckSpec, pool: Pool) -> tuple[float, str]:
+    if spec.min_bus_bandwidth is not None:
+        return spec.min_bus_bandwidth, "nodeCheck.minBusBandwidth"
+    nvlink = catalog.nvlink_gbs(pool.gpu_model)
+    if not nvlink:
+        return 0, "no NVLink known for this GPU: set nodeCheck.minBusBandwidth to judge it"
+    one_way = nvlink / 2
+    return float(round(one_way * NVLINK_SHARE)), f"{NVLINK_SHARE:.0%} of {pool.gpu_model}'s {one_way:g} GB/s NVLink"
+
+
+def expected_nics(pool: Pool) -> Nics:
+    """The fabric NICs a node of `pool` must show: derived from the pool's fabric, as its jobs use them."""
+    machine = pool.machine()
+    if pool.fabric == "efa":
+        return Nics(rdma_count=pool.efa_interfaces, kind="EFA")
+    if pool.fabric in ("roce", "infiniband"):
+        names = tuple(pool.ib_hca.removeprefix("=").split(",")) if pool.ib_hca.startswith("=") else ()
+        return Nics(rdma_names=names, rdma_count=0 if names else pool.rails, min_gbps=pool.rail_gbps or 0)
+    if pool.fabric == "rdma":
+        return Nics(rdma_count=pool.gpu_nics, min_gbps=machine.gpu_nic_gbps if machine else 0)
+    if pool.fabric in ("tcpx", "tcpxo"):
+        # GKE names the GPU NICs eth1.. after eth0 (and after the extra gVNIC where there is one).
+        first = 1 + pool.extra_gvnics
+        netdevs = tuple(f"eth{first + i}" for i in range(pool.gpu_nics))
+        return Nics(netdevs=netdevs, min_gbps=machine.gpu_nic_gbps if machine else 0)
+    return Nics()

@@ -1,0 +1,132 @@
+#!/bin/sh
+# node-check: one GPU node's check at join, one step per container of the check's pod.
+#
+# Usage: node-check.sh gpu | nics | nvlink | verdict | hold
+#
+#   gpu      (DCGM image) nvidia-smi's GPU, ECC and row-remap state, clock slowdowns, the kernel's XIDs,
+#            and dcgmi diag -r DCGM_LEVEL, against the node's own DCGM host engine if one listens, else one
+#            started here
+#   nics     (any image) the fabric NICs under SYSFS (default /sys): RDMA devices and GPU netdevs
+#   nvlink   (NCCL-tests image) all_reduce_perf across the node's GPUs, NVLINK_MIN to MAX_BYTES
+#   verdict  (kubectl image) node-verdict.sh over RESULTS; then the node is released (taint removed) or
+#            held (taint failed, a node condition and an event), and labelled with the result, last,
+#            which ends this pod
+#   hold     wait for that (a DaemonSet's container may not exit)
+#
+# Each gathering step records its output and status in RESULTS and exits 0, so that the verdict always runs
+# and judges what is missing. Reads NODE_NAME, RESULTS, DCGM_LEVEL, EXPECT_GPUS, NCCL_TESTS, NVLINK_MIN,
+# MAX_BYTES, STEP_TIMEOUT (seconds per step), and the verdict's settings (node-verdict.sh). Plain POSIX sh.
+
+set -u
+step=${1:?usage: node-check.sh gpu | nics | nvlink | verdict | hold}
+results=${RESULTS:-/results}
+scripts=$(dirname "$0")
+limit=${STEP_TIMEOUT:-3600}
+key=gpu-training/node-check
+result_label=gpu-training/node-check-result
+mkdir -p "$results"
+
+bounded() {  # bounded CMD...: CMD under the step's time limit, where the image has timeout(1)
+    if command -v timeout >/dev/null 2>&1; then timeout "$limit" "$@"; else "$@"; fi
+}
+
+gpu() {
+    nvidia-smi --query-gpu=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,remapped_rows.pending,remapped_rows.failure \
+        --format=csv,noheader >"$results/gpus.csv" 2>"$results/gpus.err"
+    echo $? >"$results/gpus.rc"
+    nvidia-smi --query-gpu=index,clocks_event_reasons.hw_slowdown,clocks_event_reasons.sw_thermal_slowdown \
+        --format=csv,noheader >"$results/clocks.csv" 2>/dev/null || : >"$results/clocks.csv"
+    # The container runs privileged for DCGM's diagnostics, which also lets it read the kernel's ring buffer.
+    dmesg 2>/dev/null | grep 'NVRM: Xid' >"$results/xid.log" || :
+    started=""
+    if ! dcgmi discovery -l >/dev/null 2>&1; then
+        nv-hostengine >/dev/null 2>&1 && started=yes
+        sleep 3
+    fi
+    bounded dcgmi diag -r "${DCGM_LEVEL:-2}" >"$results/diag.txt" 2>&1
+    echo $? >"$results/diag.rc"
+    [ -n "$started" ] && nv-hostengine --term >/dev/null 2>&1
+    return 0
+}
+
+nics() {
+    sys=${SYSFS:-/sys}
+    out="$results/nics.txt"
+    : >"$out"
+    for dev in "$sys"/class/infiniband/*; do
+        [ -d "$dev" ] || continue
+        state=$(sed 's/^[0-9]*: *//' "$dev/ports/1/state" 2>/dev/null || echo UNKNOWN)
+        rate=$(awk '{ print $1 + 0 }' "$dev/ports/1/rate" 2>/dev/null || echo 0)
+        echo "rdma ${dev##*/} ${state:-UNKNOWN} ${rate:-0}" >>"$out"
+    done
+    for dev in "$sys"/class/net/*; do
+        [ -d "$dev/device" ] || continue  # physical NICs only: no lo, bridges or veths
+        state=$(cat "$dev/operstate" 2>/dev/null || echo unknown)
+        speed=$(cat "$dev/speed" 2>/dev/null || echo 0)
+        echo "net ${dev##*/} $state ${speed:-0}" >>"$out"
+    done
+    return 0
+}
+
+nvlink() {
+    gpus=${EXPECT_GPUS:?EXPECT_GPUS is required}
+    bounded "${NCCL_TESTS:?NCCL_TESTS is required}/all_reduce_perf" -b "${NVLINK_MIN:-512M}" -e "${MAX_BYTES:?}" \
+        -f 2 -g "$gpus" -c 1 -w 5 -n 20 >"$results/nvlink.log" 2>&1
+    echo $? >"$results/nvlink.rc"
+    return 0
+}
+
+escaped() {  # a JSON string's content
+    printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\n\r'
+}
+
+condition() {  # condition STATUS REASON MESSAGE: the node's GPUNodeCheckFailed condition
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    kubectl patch node "$NODE_NAME" --subresource=status --type=strategic -p \
+        "{\"status\":{\"conditions\":[{\"type\":\"GPUNodeCheckFailed\",\"status\":\"$1\",\"reason\":\"$2\",\"message\":\"$(escaped "$3")\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}"
+}
+
+event() {  # event MESSAGE: a Warning event on the node
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    kubectl create -f - <<EOF
+{"apiVersion": "v1", "kind": "Event",
+ "metadata": {"generateName": "$NODE_NAME.node-check-", "namespace": "default"},
+ "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": "$NODE_NAME"},
+ "reason": "GPUNodeCheckFailed", "message": "$(escaped "$1")", "type": "Warning",
+ "source": {"component": "gpu-training-node-check", "host": "$NODE_NAME"},
+ "firstTimestamp": "$now", "lastTimestamp": "$now", "count": 1}
+EOF
+}
+
+verdict() {
+    : "${NODE_NAME:?NODE_NAME is required}"
+    SCRIPTS=$scripts sh "$scripts/node-verdict.sh" "$results" | tee "$results/verdict.txt"
+    summary=$(tail -n 1 "$results/verdict.txt")
+    when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    set -e
+    kubectl annotate node "$NODE_NAME" --overwrite "$key-summary=$summary" "$key-time=$when"
+    case "$summary" in
+        PASS*)
+            kubectl taint node "$NODE_NAME" "$key-" 2>/dev/null || :  # gone already: passed before
+            condition False Passed "$summary"
+            kubectl label node "$NODE_NAME" --overwrite "$result_label=passed"
+            ;;
+        *)
+            kubectl taint node "$NODE_NAME" --overwrite "$key=failed:NoSchedule"
+            condition True CheckFailed "$summary"
+            event "$summary"
+            kubectl label node "$NODE_NAME" --overwrite "$result_label=failed"
+            ;;
+    esac
+    set +e
+}
+
+hold() {
+    # The result label ends this pod (the DaemonSet no longer selects the node); until then, nothing to do.
+    while :; do sleep 3600; done
+}
+
+case "$step" in
+    gpu | nics | nvlink | verdict | hold) "$step" ;;
+    *) echo "unknown step: $step" >&2; exit 2 ;;
+esac

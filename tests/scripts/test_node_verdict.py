@@ -1,0 +1,209 @@
+"""node-verdict.sh, run with this machine's sh and awk on a recorded-style good node and on the faults that must
+keep a node out of service: an ECC error, a fatal XID, a missing or slow NIC, a slow NVLink, a failed DCGM test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components.manifests.fabriccheck import script
+
+GOOD = Path(__file__).resolve().parents[1] / "data" / "node-check" / "h100-roce"
+EIGHT_GIB = 8 * 2**30
+
+pytestmark = pytest.mark.skipif(not (shutil.which("sh") and shutil.which("awk")), reason="needs sh and awk")
+
+
+@dataclass
+class Verdict:
+    status: int
+    out: str
+
+    @property
+    def line(self) -> str:
+        return self.out.strip().splitlines()[-1]
+
+
+def node(tmp_path: Path, **files: str | None) -> Path:
+    """The good node's records with some files replaced (None removes one)."""
+    results = tmp_path / "results"
+    shutil.copytree(GOOD, results)
+    for name, text in files.items():
+        path = results / name.replace("_", ".", 1)
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+    return results
+
+
+def judge(tmp_path: Path, results: Path, **env: str) -> Verdict:
+    """node-verdict.sh as the ConfigMap ships it, beside nccl-verdict.sh, on `results`."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir(exist_ok=True)
+    for name in ("node-verdict.sh", "nccl-verdict.sh"):
+        (scripts / name).write_text(script(name))
+    settings_ = {
+        "NODE_NAME": "gpu-07",
+        "EXPECT_GPUS": "8",
+        "RDMA_NAMES": " ".join(f"mlx5_{i}" for i in range(8)),
+        "RDMA_COUNT": "0",
+        "NETDEVS": "",
+        "MIN_LINK_GBPS": "400",
+        "FLOOR_GBS": "270",
+        "MAX_BYTES": str(EIGHT_GIB),
+        **env,
+    }
+    done = subprocess.run(
+        ["sh", str(scripts / "node-verdict.sh"), str(results)],
+        env={"PATH": os.environ["PATH"], **settings_},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert not done.stderr, done.stderr
+    return Verdict(done.returncode, done.stdout)
+
+
+def gpus_with(line: int, text: str) -> str:
+    rows = (GOOD / "gpus.csv").read_text().splitlines()
+    rows[line] = text
+    return "\n".join(rows) + "\n"
+
+
+def test_a_good_node_passes_every_part(tmp_path: Path) -> None:
+    verdict = judge(tmp_path, node(tmp_path))
+    assert verdict.status == 0, verdict.out
+    assert verdict.line == "PASS node gpu-07: GPUs, DCGM, NICs and NVLink checked"
+    for part in ("gpus: 8 GPUs", "clocks: no slowdown", "xid: none", "dcgm: 6 tests passed", "nics: every fabric NIC"):
+        assert f"ok   {part}" in verdict.out, verdict.out
+    assert "ok   nvlink:" in verdict.out and "434.95" in verdict.out
+
+
+def test_an_uncorrected_ecc_error_fails_the_node_naming_the_gpu(tmp_path: Path) -> None:
+    verdict = judge(tmp_path, node(tmp_path, gpus_csv=gpus_with(3, "3, 00000000:83:00.0, 2, No, No")))
+    assert verdict.status == 1
+    assert "GPU 3 (00000000:83:00.0): 2 uncorrected ECC errors" in verdict.line
+
+
+def test_a_row_remap_failure_or_pending_remap_fails(tmp_path: Path) -> None:
+    failed = judge(tmp_path, node(tmp_path, gpus_csv=gpus_with(5, "5, 00000000:a3:00.0, 0, No, Yes")))
+    assert failed.status == 1 and "GPU 5 (00000000:a3:00.0): row remap failed (replace the GPU)" in failed.line
+    pending = judge(tmp_path / "p", node(tmp_path / "p", gpus_csv=gpus_with(0, "0, 00000000:53:00.0, 0, 1, 0")))
+    assert pending.status == 1 and "row remap pending (reset the GPU)" in pending.line
+
+
+def test_a_gpu_missing_from_nvidia_smi_fails(tmp_path: Path) -> None:
+    seven = "".join((GOOD / "gpus.csv").read_text().splitlines(keepends=True)[:7])
+    verdict = judge(tmp_path, node(tmp_path, gpus_csv=seven))
+    assert verdict.status == 1 and "nvidia-smi sees 7 of 8 GPUs" in verdict.line
+
+
+def test_no_driver_fails(tmp_path: Path) -> None:
+    verdict = judge(tmp_path, node(tmp_path, gpus_csv="", gpus_rc="9\n"))
+    assert verdict.status == 1 and "nvidia-smi did not answer (status 9)" in verdict.line
+
+
+def test_a_fatal_xid_fails_and_another_is_only_noted(tmp_path: Path) -> None:
+    log = (
+        "[  812.441] NVRM: Xid (PCI:0000:93:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+        "[  812.442] NVRM: Xid (PCI:0000:93:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+        "[  900.100] NVRM: Xid (PCI:0000:53:00): 13, pid=2222, Graphics Exception\n"
+    )
+    verdict = judge(tmp_path, node(tmp_path, xid_log=log))
+    assert verdict.status == 1
+    assert "xid: XID 79 on PCI:0000:93:00" in verdict.line and "13" not in verdict.line.split("xid:")[1]
+    assert "note xid: XID 13 on PCI:0000:53:00" in verdict.out
+
+
+def test_a_failed_dcgm_test_fails_by_name(tmp_path: Path) -> None:
+    diag = (
+        (GOOD / "diag.txt")
+        .read_text()
+        .replace(
+            "| memory                    | Pass - GPUs: 0, 1, 2, 3, 4, 5, 6, 7            |",
+            "| memory                    | Fail - GPU: 6                                  |",
+        )
+    )
+    verdict = judge(tmp_path, node(tmp_path, diag_txt=diag, diag_rc="226\n"))
+    assert verdict.status == 1 and "dcgm: memory (Fail - GPU: 6)" in verdict.line
+
+
+def test_a_diagnostic_that_did_not_run_fails(tmp_path: Path) -> None:
+    text = "Error: Unable to complete diagnostic for group 2147483647. Return: (-30) : DCGM GPU Diagnostic error\n"
+    verdict = judge(tmp_path, node(tmp_path, diag_txt=text, diag_rc="226\n"))
+    assert verdict.status == 1 and "dcgmi diag did not complete (status 226): Error: Unable" in verdict.line
+    missing = judge(tmp_path / "m", node(tmp_path / "m", diag_txt=None, diag_rc=None))
+    assert missing.status == 1 and "dcgm: no diagnostic output" in missing.line
+
+
+def test_a_missing_or_down_or_slow_rail_fails(tmp_path: Path) -> None:
+    nics = (GOOD / "nics.txt").read_text()
+    gone = judge(tmp_path, node(tmp_path, nics_txt=nics.replace("rdma mlx5_3 ACTIVE 400\n", "")))
+    assert gone.status == 1 and "nics: mlx5_3 missing" in gone.line
+    down = judge(tmp_path / "d", node(tmp_path / "d", nics_txt=nics.replace("mlx5_4 ACTIVE 400", "mlx5_4 DOWN 400")))
+    assert down.status == 1 and "nics: mlx5_4 DOWN" in down.line
+    slow = judge(tmp_path / "s", node(tmp_path / "s", nics_txt=nics.replace("mlx5_5 ACTIVE 400", "mlx5_5 ACTIVE 200")))
+    assert slow.status == 1 and "nics: mlx5_5 at 200 Gbps" in slow.line
+
+
+def test_efa_devices_are_counted_and_gpu_netdevs_must_be_up(tmp_path: Path) -> None:
+    efa = "".join(f"rdma rdmap{i}s0 ACTIVE 100\n" for i in range(31))
+    counted = judge(tmp_path, node(tmp_path, nics_txt=efa), RDMA_NAMES="", RDMA_COUNT="32", MIN_LINK_GBPS="0")
+    assert counted.status == 1 and "nics: 31 of 32 RDMA devices ACTIVE" in counted.line
+    netdevs = "net eth1 up 200000\nnet eth2 down 200000\nnet eth3 up 100000\n"
+    gke = judge(
+        tmp_path / "g",
+        node(tmp_path / "g", nics_txt=netdevs),
+        RDMA_NAMES="",
+        NETDEVS="eth1 eth2 eth3 eth4",
+        MIN_LINK_GBPS="200",
+    )
+    assert gke.status == 1
+    assert "nics: eth2 down, eth3 at 100 Gbps, eth4 missing" in gke.line
+
+
+def test_a_slow_nvlink_fails_with_the_measured_figure(tmp_path: Path) -> None:
+    log = (GOOD / "nvlink.log").read_text().replace("434.95", "141.20")
+    verdict = judge(tmp_path, node(tmp_path, nvlink_log=log))
+    assert verdict.status == 1
+    assert "nvlink:" in verdict.line and "141.20" in verdict.line and "270" in verdict.line
+
+
+def test_without_a_floor_nvlink_is_measured_not_judged(tmp_path: Path) -> None:
+    log = (GOOD / "nvlink.log").read_text().replace("434.95", "41.20")
+    verdict = judge(tmp_path, node(tmp_path, nvlink_log=log), FLOOR_GBS="0")
+    assert verdict.status == 0, verdict.out
+
+
+def test_every_failure_is_named_on_the_last_line(tmp_path: Path) -> None:
+    verdict = judge(
+        tmp_path,
+        node(
+            tmp_path,
+            gpus_csv=gpus_with(1, "1, 00000000:63:00.0, 4, No, No"),
+            nics_txt="",
+            xid_log="NVRM: Xid (PCI:0000:63:00): 48, pid=1, DBE\n",
+        ),
+    )
+    assert verdict.status == 1
+    for part in ("gpus:", "xid: XID 48", "nics:"):
+        assert part in verdict.line, verdict.line
+
+
+@settings(max_examples=40, deadline=None)
+@given(gpu=st.integers(0, 7), errors=st.integers(1, 10**6))
+def test_any_uncorrected_ecc_count_on_any_gpu_fails(
+    tmp_path_factory: pytest.TempPathFactory, gpu: int, errors: int
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("ecc")
+    bus = (GOOD / "gpus.csv").read_text().splitlines()[gpu].split(", ")[1]
+    verdict = judge(tmp_path, node(tmp_path, gpus_csv=gpus_with(gpu, f"{gpu}, {bus}, {errors}, No, No")))
+    assert verdict.status == 1 and f"GPU {gpu} ({bus}): {errors} uncorrected ECC errors" in verdict.line

@@ -1,0 +1,150 @@
+"""The node check on the real control plane: new GPU nodes join under the startup taint, the real DaemonSet
+controller puts the check on each, the verdict script updates each node with the real kubectl as the check's
+own service account, and a job lands only on the nodes that passed.
+
+kwok plays the node: the check's pods run, but no GPU does; the verdict is given what a good node and a node
+with an uncorrected ECC error record (tests/data/node-check), as node-check.sh's gathering steps would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.manifests import nodecheck as manifests
+from components.models.nodepool import NODE_CHECK_KEY
+from components.nodecheck import CONDITION, NAMESPACE, RESULT_LABEL
+from components.render import render
+from components.simulate import engines, simulation
+from components.simulate.client import Client, conditions_of
+from components.simulate.controlplane import ControlPlane
+from components.validation import resolve_file
+
+pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = REPO / "tests" / "data" / "node-check" / "h100-roce"
+WAIT = 120.0
+JOB = "nccl-allreduce"
+
+
+def _wait(what: str, done: Any, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := done():
+            return found
+        time.sleep(0.5)
+    pytest.fail(f"not {what} within {timeout:.0f} s")
+
+
+def _check_pods(client: Client) -> dict[str, dict[str, Any]]:
+    """The node check's pods by node."""
+    return {p["spec"].get("nodeName", ""): p for p in client.list("v1", "Pod", NAMESPACE)}
+
+
+def _service_account_kubeconfig(client: Client, plane: ControlPlane, folder: Path) -> Path:
+    """A kubeconfig that is the check's own service account (a TokenRequest), so its RBAC is what is tested."""
+    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{manifests.SERVICE_ACCOUNT}/token"
+    body = b'{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}'
+    token = json.loads(client.request("POST", path, body, "application/json"))["status"]["token"]
+    text = plane.kubeconfig.read_text().replace(f"token: {plane.token}", f"token: {token}")
+    assert token in text
+    own = folder / "node-check.kubeconfig"
+    own.write_text(text)
+    return own
+
+
+def _verdict(node: str, results: Path, kubeconfig: Path, scripts: Path, env: dict[str, str], kubectl: Path) -> str:
+    """node-check.sh's verdict step for `node`, as its container runs it; its output."""
+    done = subprocess.run(
+        ["sh", str(scripts / "node-check.sh"), "verdict"],
+        env={
+            **env,
+            "PATH": f"{kubectl.parent}{os.pathsep}{os.environ['PATH']}",
+            "KUBECONFIG": str(kubeconfig),
+            "NODE_NAME": node,
+            "RESULTS": str(results),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"the verdict could not update {node}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_path: Path) -> None:
+    kubectl = engines.build(engines.KUBECTL)["kubectl"]
+    rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
+    daemonset = next(o for o in rendered.objects if o["kind"] == "DaemonSet")
+    verdict = daemonset["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in verdict["env"] if "value" in e}
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    for name, text in manifests.configmap()["data"].items():
+        (scripts / name).write_text(text)
+    workload = next(w for w in rendered.workloads if w.plan.name == JOB)
+
+    with simulation.running(rendered, tmp_path / "cluster", 3, joining=True) as cluster:
+        client = cluster.client
+        nodes = sorted(
+            n["metadata"]["name"] for n in client.list("v1", "Node") if n["metadata"]["name"].startswith("h100-")
+        )
+        assert len(nodes) == 3
+        for name in nodes:
+            taints = client.get(f"/api/v1/nodes/{name}")["spec"]["taints"]
+            assert {"key": NODE_CHECK_KEY, "value": "pending", "effect": "NoSchedule"} in taints
+
+        # The real DaemonSet controller runs the check on every joining node, holding all its GPUs.
+        pods = _wait("a running check on each node", lambda: (p := _check_pods(client)).keys() >= set(nodes) and p)
+        for pod in pods.values():
+            limits = pod["spec"]["initContainers"][0]["resources"]["limits"]
+            assert limits["nvidia.com/gpu"] == "8"
+
+        failed, *passed = nodes
+        bad = tmp_path / "bad"
+        shutil.copytree(GOOD, bad)
+        rows = (GOOD / "gpus.csv").read_text().splitlines()
+        rows[2] = "2, 00000000:73:00.0, 3, No, No"
+        (bad / "gpus.csv").write_text("\n".join(rows) + "\n")
+        own = _service_account_kubeconfig(client, cluster.plane, tmp_path)
+        out = _verdict(failed, bad, own, scripts, env, kubectl)
+        assert "FAIL node" in out and "3 uncorrected ECC errors" in out
+        for name in passed:
+            good = tmp_path / name
+            shutil.copytree(GOOD, good)
+            assert "PASS node" in _verdict(name, good, own, scripts, env, kubectl)
+
+        held = client.get(f"/api/v1/nodes/{failed}")
+        assert held["metadata"]["labels"][RESULT_LABEL] == "failed"
+        assert {"key": NODE_CHECK_KEY, "value": "failed", "effect": "NoSchedule"} in held["spec"]["taints"]
+        condition = next(c for c in conditions_of(held) if c["type"] == CONDITION)
+        assert (
+            condition["status"] == "True"
+            and "GPU 2 (00000000:73:00.0): 3 uncorrected ECC errors" in condition["message"]
+        )
+        assert "uncorrected ECC" in held["metadata"]["annotations"]["gpu-training/node-check-summary"]
+        events = [e for e in client.list("v1", "Event", "default") if e["involvedObject"].get("name") == failed]
+        assert events and events[0]["reason"] == CONDITION and events[0]["type"] == "Warning"
+        for name in passed:
+            node = client.get(f"/api/v1/nodes/{name}")
+            assert node["metadata"]["labels"][RESULT_LABEL] == "passed"
+            assert not [t for t in node["spec"].get("taints", []) if t["key"] == NODE_CHECK_KEY]
+
+        # A result ends the check on its node: the real DaemonSet controller deletes the pods, freeing the GPUs.
+        _wait(
+            "every check pod gone", lambda: not [p for p in _check_pods(client).values() if p["spec"].get("nodeName")]
+        )
+
+        placement = simulation.place(cluster, workload, WAIT)
+        assert placement.whole, placement.reason
+        gpu_nodes = {n for n in placement.nodes if n.startswith("h100-")}
+        assert gpu_nodes == set(passed), f"the job must avoid {failed}: it landed on {placement.nodes}"

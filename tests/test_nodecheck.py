@@ -1,0 +1,102 @@
+"""Each pool's node check: the NVLink floor from the catalog, the fabric NICs from the pool, and when it is off."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components import nodecheck
+from components.fabriccheck import IMAGES
+from components.models.nodepool import NODE_CHECK_KEY, NodeCheckSpec
+from tests.support.factories import pool
+
+
+def resolved(p, **spec):
+    check, issues = nodecheck.resolve(NodeCheckSpec.model_validate(spec), p, path="nodePools[0]")
+    assert not issues, issues
+    assert check is not None
+    return check
+
+
+def test_an_h100_node_must_all_reduce_at_60_percent_of_one_way_nvlink() -> None:
+    check = resolved(pool("efa"))
+    assert check.floor_gbs == 270
+    assert check.floor_source == "60% of NVIDIA H100 80GB's 450 GB/s NVLink"
+    assert check.dcgm_level == 2 and check.dcgm_image == nodecheck.DCGM_IMAGE
+    assert check.image == IMAGES["efa"].image and check.tests == IMAGES["efa"].tests
+
+
+def test_a_stated_floor_and_level_win() -> None:
+    check = resolved(pool("efa"), minBusBandwidth=400, dcgmLevel=3)
+    assert (check.floor_gbs, check.floor_source, check.dcgm_level) == (400, "nodeCheck.minBusBandwidth", 3)
+
+
+def test_gpus_without_nvlink_are_measured_not_judged() -> None:
+    check = resolved(pool("efa", name="g5", instanceType="g5.48xlarge"))
+    assert check.floor_gbs == 0 and "no NVLink" in check.floor_source
+    assert "measured, not judged" in check.summary()
+
+
+def test_an_efa_node_must_show_every_efa_device() -> None:
+    nics = resolved(pool("efa")).nics
+    assert (nics.rdma_count, nics.rdma_names, nics.netdevs) == (32, (), ())
+    assert nics.describe() == "32 EFA devices ACTIVE"
+
+
+def test_a_roce_pool_with_named_rails_checks_each_rail_at_its_speed() -> None:
+    rails = {
+        "count": 8,
+        "interfaces": "ens{n}f0np0",
+        "devices": "mlx5_{i}",
+        "range": "192.168.0.0/16",
+        "speedGbps": 400,
+    }
+    check = resolved(pool("roce", networks=[], rails=rails))
+    assert check.nics.rdma_names == tuple(f"mlx5_{i}" for i in range(8))
+    assert check.nics.min_gbps == 400
+    assert check.nics.describe() == "mlx5_0..mlx5_7 ACTIVE at >= 400 Gbps"
+
+
+def test_gke_tcpx_checks_its_gpu_nics_up_and_rdma_counts_its_devices() -> None:
+    tcpx = resolved(pool("tcpx")).nics
+    assert tcpx.netdevs == ("eth1", "eth2", "eth3", "eth4") and tcpx.min_gbps == 200
+    rdma = resolved(pool("rdma")).nics
+    assert rdma.rdma_count == 8 and rdma.min_gbps == 400
+
+
+def test_a_tcp_pool_checks_no_fabric_nic() -> None:
+    assert resolved(pool("tcp")).nics.describe() == "none (tcp)"
+
+
+def test_off_means_no_check_and_no_startup_taint() -> None:
+    p = pool("efa", nodeCheck={"enabled": False})
+    check, issues = nodecheck.resolve(NodeCheckSpec(enabled=False), p, path="nodePools[0]")
+    assert check is None and not issues
+    assert p.startup_taints == [] and NODE_CHECK_KEY not in p.labels
+
+
+def test_a_checked_pool_comes_up_tainted_and_labelled_and_its_jobs_do_not_tolerate_it() -> None:
+    p = pool("efa")
+    assert p.startup_taints == [nodecheck.STARTUP_TAINT]
+    assert p.labels[NODE_CHECK_KEY] == "required"
+    assert nodecheck.STARTUP_TAINT not in p.taints, "jobs tolerate pool.taints, never the startup taint"
+
+
+def test_existing_clusters_register_the_label_themselves() -> None:
+    p = pool("roce")
+    assert p.startup_taints and NODE_CHECK_KEY not in p.labels
+
+
+def test_a_floor_on_one_gpu_nodes_is_refused_naming_the_key() -> None:
+    p = pool("efa", name="p5s", instanceType="p5.4xlarge")
+    check, issues = nodecheck.resolve(NodeCheckSpec(min_bus_bandwidth=100), p, path="nodePools[2]")
+    assert check is None
+    assert [i.path for i in issues] == ["nodePools[2].nodeCheck.minBusBandwidth"]
+    assert not resolved(p).nvlink_test and "no all_reduce (one GPU)" in resolved(p).summary()
+
+
+@given(level=st.sampled_from([1, 2, 3, 4]), floor=st.floats(1, 5000))
+def test_the_fingerprint_follows_what_the_verdict_depends_on(level: int, floor: float) -> None:
+    base = resolved(pool("efa"))
+    other = resolved(pool("efa"), dcgmLevel=level, minBusBandwidth=floor)
+    assert (other.fingerprint() == base.fingerprint()) == (level == 2 and floor == 270)

@@ -38,11 +38,12 @@ class FabricCheck(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=combine(upstream))
         # The key pair is made here and kept by the engine: the Secret ignores later keys, so the pods' key stays
         # the one made at create (as a key resource would keep it) and an `up` shows no diff. Both stay secret.
+        # The provider stores stringData as data (base64), so both are ignored, else the next `up` replaces it.
         pair = sshkeys.generate(comment=check.name)
         secret = manifests.ssh_secret(check, pulumi.Output.secret(pair.private_openssh), pair.public_openssh)  # type: ignore[arg-type]
         objects = manifests.objects(check)
         self.manifests: list[dict[str, Any]] = [secret, *objects]
-        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["stringData"]))
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["stringData", "data"]))
         supporting = [kube_object(f"{name}-secret", secret, kept)]
         supporting += [kube_object(f"{name}-{obj['kind'].lower()}", obj, child) for obj in objects[:-1]]
         timeout = f"{check.timeout_minutes + _AWAIT_MARGIN_MINUTES}m"

@@ -124,8 +124,14 @@ def test_the_dev_stack_deploys_updates_in_place_and_destroys_on_the_real_engine(
 
         # Claims are protected and their namespace and classes retained: `destroy --exclude-protected`
         # removes everything else and leaves the data where it was.
-        kept = [o for o in objects if o["kind"] in ("PersistentVolumeClaim", "Namespace", "StorageClass")]
-        assert any(o["kind"] == "PersistentVolumeClaim" for o in kept)
+        claims = [o for o in objects if o["kind"] == "PersistentVolumeClaim"]
+        homes = {c["metadata"]["namespace"] for c in claims}
+        kept = [
+            *claims,
+            *(o for o in objects if o["kind"] == "StorageClass"),
+            *(o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] in homes),
+        ]
+        assert claims and any(o["kind"] == "Namespace" for o in objects if o not in kept), "gpu-node-check goes"
         down = project.run(STACK, "destroy", "--exclude-protected")
         assert down["ok"], down["error"]
         left = {apply.key(o) for o in objects if client.get(client.path_of(o)) is not None}

@@ -12,6 +12,7 @@ from components.errors import ConfigError
 from components.fabric import bandwidth, min_nccl, profile
 from components.fabriccheck import home_namespace
 from components.manifests import fabriccheck, platform, trainingjob
+from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
 from components.pool import Pool
@@ -61,7 +62,8 @@ class Rendered:
     """The stack's jobs, each pool's fabric check before the training jobs; their objects are in `objects` too."""
 
     def summary(self) -> str:
-        """Per pool: its jobs, their pods and GPUs; then the object counts by kind."""
+        """Per pool: its jobs, their pods and GPUs, and what one node fault costs each; then the object counts
+        by kind."""
         lines = [
             f"cluster {self.stack.config.cluster.name} ({self.stack.config.cluster.provider}), "
             f"scheduler {self.stack.scheduler}"
@@ -88,6 +90,7 @@ class Rendered:
                     f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs{each} "
                     f"(world size {p.world_size}){_runtime(p)}{_placed(p)}{short}"
                 )
+                lines.append(f"      node fault: {node_fault(p).describe()}")
         later = [
             f"{'PersistentVolume' if v.backend == 'fsx-lustre' else 'StorageClass'} for {v.namespace}/{v.name}"
             for v in self.stack.config.storage.volumes

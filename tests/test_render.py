@@ -107,3 +107,14 @@ def test_add_ons_installed_elsewhere_are_rendered_as_before_and_marked_so(tmp_pa
 
     write(ours, tmp_path / "theirs")
     assert not any(n.exists() for n in notes), "installing them again removes the notes"
+
+
+@pytest.mark.parametrize("stack", ["dev", "gke"])
+def test_every_job_line_is_followed_by_what_one_node_fault_costs_it(stack: str) -> None:
+    rendered = render(resolve_file(REPO / f"Pulumi.{stack}.yaml"))
+    lines = rendered.summary().splitlines()
+    for plan in rendered.stack.jobs:
+        index = next(i for i, line in enumerate(lines) if f" {plan.namespace}/{plan.name}: " in line)
+        assert lines[index + 1].startswith("      node fault: "), lines[index + 1]
+    trainjobs = [line for i, line in enumerate(lines) if i and "trainjob " in lines[i - 1]]
+    assert all("counted against no retry limit" in line for line in trainjobs), trainjobs

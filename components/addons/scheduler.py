@@ -118,6 +118,22 @@ KUEUE_WAIT_FOR_PODS_READY: dict[str, Any] = {
 # Its presence turns it on; pkg/config/validation.go requires preemptionStrategies, and these two, in this
 # order, are what Kueue uses when none are given (parseStrategies, pkg/scheduler/preemption/preemption.go).
 KUEUE_FAIR_SHARING: dict[str, Any] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+# Failed-node replacement for topology-aware jobs, stated so that a chart or Kueue upgrade that turns one off is a
+# reviewed diff (kubernetes-sigs/kueue v0.19.2, pkg/features/kube_features.go: all beta and on by default since
+# 0.14, TASReplaceNodeOnNodeTaints since 0.17; keps/2724-topology-aware-scheduling "Node failures"):
+# - TASFailedNodeReplacement: a node of an admitted job that fails is swapped in the job's topology assignment, so
+#   only its pods move; it needs kubernetes.io/hostname as the topology's finest level (the tas-hostname-level rule).
+# - TASFailedNodeReplacementFailFast: when no replacement fits at the first try, the job is evicted and re-admitted
+#   whole instead of waiting for one.
+# - TASReplaceNodeOnPodTermination: a NotReady node counts as failed once the job's pods on it have terminated.
+# - TASReplaceNodeOnNodeTaints: so does a node tainted NoExecute (or NoSchedule with the job's pods gone there),
+#   as node repair and quarantine taint bad nodes.
+KUEUE_FEATURE_GATES: dict[str, bool] = {
+    "TASFailedNodeReplacement": True,
+    "TASFailedNodeReplacementFailFast": True,
+    "TASReplaceNodeOnPodTermination": True,
+    "TASReplaceNodeOnNodeTaints": True,
+}
 
 
 def volcano(stack: Stack) -> HelmRelease | None:
@@ -174,13 +190,14 @@ def kueue(stack: Stack) -> HelmRelease | None:
 
 def kueue_config() -> str:
     """Kueue's manager configuration: the chart's default with the Training Operator's frameworks on,
-    all-or-nothing admission and fair sharing."""
+    all-or-nothing admission, fair sharing and failed-node replacement for topology-aware jobs."""
     frameworks = [*_KUEUE_CONFIG["integrations"]["frameworks"], *KUEUE_TRAINING_OPERATOR_FRAMEWORKS]
     config = {
         **_KUEUE_CONFIG,
         "integrations": {**_KUEUE_CONFIG["integrations"], "frameworks": frameworks},
         "waitForPodsReady": KUEUE_WAIT_FOR_PODS_READY,
         "fairSharing": KUEUE_FAIR_SHARING,
+        "featureGates": KUEUE_FEATURE_GATES,
     }
     return yaml.safe_dump(config, sort_keys=False)
 

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from components.manifests.failure import child_job_failure_policy, jobset_failure_policy
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.pod import worker_template
@@ -180,8 +181,8 @@ def _ml_policy(job: JobPlan, runtime: Runtime) -> dict[str, Any]:
 
 def _jobset(job: JobPlan, runtime: Runtime, shared: bool) -> dict[str, Any]:
     # A failed rank fails its Job at once (backoffLimit 0), and JobSet restarts every Job together:
-    # ranks of a collective job cannot rejoin one by one.
-    failure = {"maxRestarts": job.spec.backoff_limit}
+    # ranks of a collective job cannot rejoin one by one. A node fault does so without using up a retry.
+    failure = jobset_failure_policy(job)
     if runtime == "torch":
         return {
             "failurePolicy": failure,
@@ -204,7 +205,7 @@ def _replicated_job(name: str, pod: dict[str, Any], *, trainer: bool) -> dict[st
     template: dict[str, Any] = {}
     if trainer:
         template["metadata"] = {"labels": {ANCESTOR_LABEL: "trainer"}}
-    template["spec"] = {"backoffLimit": 0, "template": pod}
+    template["spec"] = {"backoffLimit": 0, "podFailurePolicy": child_job_failure_policy(), "template": pod}
     return {"name": name, "template": template}
 
 

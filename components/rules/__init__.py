@@ -13,6 +13,7 @@ from components.rules import (
     environment,
     placement,
     processes,
+    recovery,
     workloads,
 )
 from components.rules.rule import Finding, Rule, Settings, Subject
@@ -26,6 +27,7 @@ RULES: tuple[Rule, ...] = (
     *checkpoints.RULES,
     *documents.RULES,
     *cloud.RULES,
+    *recovery.RULES,
 )
 """Every rule, by id order of definition."""
 

@@ -75,6 +75,16 @@ def test_kueue_admits_gangs_all_or_nothing_and_shares_fairly() -> None:
     assert config["fairSharing"] == {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
 
 
+def test_kueue_replaces_a_failed_node_of_a_topology_aware_job_and_fails_fast() -> None:
+    config = yaml.safe_load(scheduler.kueue(stack_file("gke")).values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["featureGates"] == {
+        "TASFailedNodeReplacement": True,
+        "TASFailedNodeReplacementFailFast": True,
+        "TASReplaceNodeOnPodTermination": True,
+        "TASReplaceNodeOnNodeTaints": True,
+    }
+
+
 def _volcano_config(values: dict) -> dict:
     return yaml.safe_load(values["custom"]["scheduler_config_override"])
 

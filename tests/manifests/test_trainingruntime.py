@@ -75,9 +75,40 @@ def test_a_roce_runtime_carries_the_pools_fabric_shm_and_gang_policy() -> None:
 
 def test_a_failed_rank_restarts_the_whole_jobset() -> None:
     spec = cluster_runtime(with_trainer(pool("tcp")), "torch", "none")["spec"]["template"]["spec"]
-    assert spec["failurePolicy"] == {"maxRestarts": 3}
+    assert spec["failurePolicy"]["maxRestarts"] == 3
+    assert spec["failurePolicy"]["restartStrategy"] == "Recreate"
     assert replicated({"spec": {"template": {"spec": spec}}})["node"]["template"]["spec"]["backoffLimit"] == 0
     assert pod({"spec": {"template": {"spec": spec}}})["spec"]["restartPolicy"] == "Never"
+
+
+@pytest.mark.parametrize("runtime", ["torch", "deepspeed", "mpi"])
+def test_a_node_fault_fails_its_child_job_by_policy_and_restarts_the_jobset_without_using_up_a_retry(
+    runtime: str,
+) -> None:
+    spec = cluster_runtime(with_trainer(pool("roce")), runtime, "kueue")["spec"]["template"]["spec"]
+    # Every child Job fails by its podFailurePolicy (reason PodFailurePolicy) when a pod is disrupted ...
+    for child in spec["replicatedJobs"]:
+        assert child["template"]["spec"]["podFailurePolicy"] == {
+            "rules": [{"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+        }
+        assert child["template"]["spec"]["template"]["spec"]["restartPolicy"] == "Never", "a podFailurePolicy needs it"
+    # ... and only that reason restarts the JobSet uncounted; any other failure falls to RestartJobSet (counted).
+    assert spec["failurePolicy"]["rules"] == [
+        {
+            "name": "NodeFault",
+            "action": "RestartJobSetAndIgnoreMaxRestarts",
+            "onJobFailureReasons": ["PodFailurePolicy"],
+        }
+    ]
+
+
+def test_a_job_with_its_own_retries_gets_them_in_its_own_runtime() -> None:
+    job_plan = plan(job(launcher="trainjob", backoffLimit=7), with_trainer(pool("tcp")), "none")
+    choice = choose_runtime(job_plan)
+    assert choice.ref["kind"] == "TrainingRuntime", "a TrainJob cannot patch its runtime's failurePolicy"
+    runtime = job_runtime(job_plan)
+    assert runtime["spec"]["template"]["spec"]["failurePolicy"]["maxRestarts"] == 7
+    assert_valid(runtime)
 
 
 def test_an_efa_runtime_requests_every_efa_device_and_the_machines_share() -> None:

@@ -8,10 +8,12 @@ from typing import Any
 
 from components.manifests import trainingjob
 from components.manifests.plan import plan
+from components.manifests.queues import kueue_topology
 from components.manifests.trainingruntime import cluster_runtime, pool_plan, pool_runtimes, runtime_names
 from components.models.job import Runtime
 from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
+from components.topology import HOSTNAME_LABEL, provider_topology
 from tests.support.factories import EFA_RESOURCES, job, pool
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -172,6 +174,23 @@ def bad_objects(rule: str) -> tuple[list[Subject], Settings]:
     # Placement is judged against the pools the pods need: the stack's, as in `check --stack`.
     pools = from_pools([pool("roce", networks=[], rails=EIGHT_RAILS)]) if rule == "gpu-placement" else []
     return from_objects([*objects[:-1], workload]) + pools, settings
+
+
+def _topology_without_hostname() -> list[Subject]:
+    """A pool's Kueue Topology and ResourceFlavor, the Topology's host level left out."""
+    topology = kueue_topology(provider_topology("aws", "p5.48xlarge", []))
+    topology["spec"]["levels"] = [lv for lv in topology["spec"]["levels"] if lv["nodeLabel"] != HOSTNAME_LABEL]
+    flavor = {
+        "apiVersion": topology["apiVersion"],
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "p5"},
+        "spec": {"nodeLabels": {"gpu-training/pool": "p5"}, "topologyName": topology["metadata"]["name"]},
+    }
+    return from_objects([topology, flavor])
+
+
+QUEUE_CASES: dict[str, list[Subject]] = {"tas-hostname-level": _topology_without_hostname()}
+"""Per rule on the scheduler's objects, a pool's queue objects broken in one way."""
 
 
 EIGHT_RAILS = {

@@ -15,6 +15,7 @@ from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
 from tests.rules.corpus import (
     CLOUD_CASES,
+    QUEUE_CASES,
     TRAINJOB_CASES,
     WORKLOAD_CASES,
     bad_objects,
@@ -53,7 +54,7 @@ def bad_trainjob(rule: str) -> tuple[list[Subject], Settings, str]:
 
 
 def test_every_rule_has_a_corpus_case() -> None:
-    assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES)
+    assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES) | set(QUEUE_CASES)
     assert set(WORKLOAD_RULES) - set(TRAINJOB_RULES) == {
         "processes-per-node",
         "node-count",
@@ -102,6 +103,13 @@ def test_each_bad_trainjob_or_runtime_is_caught_by_its_rule_only_on_the_object_a
 def test_each_bad_cloud_resource_is_caught_by_its_rule_only(rule: str) -> None:
     findings = rules.run([CLOUD_CASES[rule]], Settings())
     assert {f.rule for f in findings} == {rule} and findings[0].enforcement == rules.by_id(rule).enforcement
+
+
+@pytest.mark.parametrize("rule", sorted(QUEUE_CASES))
+def test_each_bad_queue_object_is_caught_by_its_rule_only(rule: str) -> None:
+    findings = rules.run(QUEUE_CASES[rule], Settings(gang_scheduler="kueue"))
+    assert findings and {f.rule for f in findings} == {rule}
+    assert {f.enforcement for f in findings} == {rules.by_id(rule).enforcement}
 
 
 def test_enforcement_overrides() -> None:

@@ -1,5 +1,6 @@
 """Whole-job retries as README's "When things fail" promises them, for the launchers that run on Jobs: the TrainJob
-(its runtime's JobSet restarts every rank together) and the Indexed Job (backoffLimit counted in pods).
+(its runtime's JobSet restarts every rank together, a node fault without using up a retry) and the Indexed Job
+(backoffLimit counted in pods).
 
 A rank fails as the kubelet reports it: its pod's status says phase Failed and its container terminated with exit
 code 1 (written to the status subresource; kwok, playing the kubelet, leaves a running pod's status alone). The
@@ -162,6 +163,50 @@ def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_
         assert restarts() == retries, f"{restarts()} restarts"
         assert "maxrestarts" in failed.get("reason", "").lower(), failed
         _until("the TrainJob Failed", lambda: _condition(client.get(client.path_of(trainjob)), "Failed"))
+
+
+def test_a_trainjob_restarts_every_rank_for_a_node_fault_without_using_up_a_retry(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """trainjob: a disrupted pod fails its child Job by podFailurePolicy (reason PodFailurePolicy), and the
+    JobSet's NodeFault rule restarts every Job without counting it; a program fault still counts."""
+    rendered = _dev(tmp_path, [_job("evicted", "trainjob")])
+    [workload] = [w for w in rendered.workloads if not w.gate]
+    retries = workload.plan.spec.backoff_limit
+    trainjob = workload.workload
+    assert trainjob["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime", "the pool's runtime carries it"
+    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+        client = cluster.client
+        placement = simulation.place(cluster, workload, WAIT)
+        assert placement.whole, placement
+        name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+        jobset_path = f"/apis/{JOBSET}/namespaces/{namespace}/jobsets/{name}"
+        stored = client.get(jobset_path)
+        assert stored is not None, "Trainer made the JobSet"
+        assert stored["spec"]["failurePolicy"]["rules"][0]["name"] == "NodeFault", "Trainer kept the rules"
+        assert {
+            r["template"]["spec"]["podFailurePolicy"]["rules"][0]["action"] for r in stored["spec"]["replicatedJobs"]
+        } == {"FailJob"}
+
+        def counts() -> tuple[int, int]:
+            status = status_of(client.get(jobset_path))
+            return int(status.get("restarts") or 0), int(status.get("restartsCountTowardsMax") or 0)
+
+        # More node faults than the job has retries: every one restarts every rank, none is counted.
+        for fault in range(1, retries + 2):
+            pods = _until(f"{NODES} ranks Running before node fault {fault}", lambda: _running(client, workload, NODES))
+            uids = {p["metadata"]["uid"] for p in pods}
+            _fail(client, pods[0], disruption=True)
+            _until(f"JobSet restart {fault}", lambda f=fault: counts() == (f, 0))
+            fresh = _until(f"{NODES} new ranks after node fault {fault}", lambda: _running(client, workload, NODES))
+            assert not uids & {p["metadata"]["uid"] for p in fresh}, "a rank outlived the restart"
+            assert _condition(client.get(jobset_path), "Failed") is None
+
+        # A program fault is counted.
+        pods = _until(f"{NODES} ranks Running before the program fault", lambda: _running(client, workload, NODES))
+        _fail(client, pods[0])
+        _until("the program fault counted", lambda: counts() == (retries + 2, 1))
+        _holds("the JobSet alive with retries left", lambda: _condition(client.get(jobset_path), "Failed") is None)
 
 
 def test_an_indexed_job_survives_a_fault_of_every_rank_per_retry_and_never_counts_an_eviction(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components import repair
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
@@ -74,6 +75,7 @@ class Rendered:
             check = self.stack.checks.get(pool.name)
             gate = check.summary() if check else f"off: {self.stack.unchecked.get(pool.name, 'not configured')}"
             lines.append(f"    fabric check: {gate}")
+            lines.append(f"    repairs: {repair.pool_line(self.stack.config, pool)}")
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"

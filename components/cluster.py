@@ -10,6 +10,7 @@ from typing import Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import repair
 from components.validation import Stack
 
 
@@ -33,7 +34,9 @@ def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
     if spec.provider == "aws":
         from components.aws import EksCluster
 
-        return EksCluster(spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes))
+        return EksCluster(
+            spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes), repair=repair.eks(stack.config)
+        )
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components import repair
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
@@ -78,6 +79,7 @@ class Rendered:
             lines.append(f"    fabric check: {gate}")
             node = self.stack.node_checks.get(pool.name)
             lines.append(f"    node check: {node.summary() if node else 'off (nodeCheck.enabled is false)'}")
+            lines.append(f"    repairs: {repair.pool_line(self.stack.config, pool)}")
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"

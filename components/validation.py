@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components import fabriccheck, nodecheck
+from components import fabriccheck, nodecheck, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -79,6 +79,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _autoscaler_release(config, pools)
     issues += _gke_gpu_operator(config)
     issues += _gpu_operator_settings(config, pools)
+    issues += repair.issues(config)
     issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
     issues += _queues(config)

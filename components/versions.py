@@ -101,6 +101,17 @@ CLUSTER_AUTOSCALER = Chart(
     "https://kubernetes.github.io/autoscaler",
     "kubernetes/autoscaler cluster-autoscaler/charts/cluster-autoscaler",
 )
+NVSENTINEL = Chart(
+    "oci://ghcr.io/nvidia/nvsentinel", "v1.31.0", None, "NVIDIA/NVSentinel distros/kubernetes/nvsentinel"
+)
+"""NVIDIA NVSentinel: GPU and syslog health monitors, fault quarantine, node drainer (existing clusters). The
+newest release with versioned docs (docs.nvidia.com/nvsentinel, "Latest · v1.31.0"); charts are tagged with a
+leading v (the project README installs `--version v1.19.0`)."""
+EKS_NODE_MONITORING_AGENT = "v1.7.0-eksbuild.1"
+"""The EKS add-on `eks-node-monitoring-agent` (aws/eks-node-monitoring-agent v1.7.0, 2026-08-04: the chart's
+nodeAgent.image.tag). Its CI runs the e2e suite on the newest EKS Kubernetes version; the add-on's own
+compatibility list (`aws eks describe-addon-versions --addon-name eks-node-monitoring-agent
+--kubernetes-version 1.35`) could not be read offline."""
 CLUSTER_AUTOSCALER_IMAGES = {
     "1.29": "v1.29.5",
     "1.30": "v1.30.7",
@@ -164,6 +175,7 @@ CHARTS = {
     "csi-driver-nfs": NFS_CSI_DRIVER,
     "karpenter": KARPENTER,
     "cluster-autoscaler": CLUSTER_AUTOSCALER,
+    "nvsentinel": NVSENTINEL,
 }
 """Every chart, by the name its values are checked under."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from components import repair
 from components.addons.install import HelmRelease
 from components.manifests.pod import tolerations
 from components.pool import taints_of
@@ -59,6 +60,10 @@ def release(stack: Stack) -> HelmRelease:
         "dcgmExporter": {"serviceMonitor": {"enabled": stack.config.monitoring.prometheus}},
         "daemonsets": {"tolerations": tolerations(taints_of(list(stack.pools.values()), startup=True))},
     }
+    if repair.nvsentinel(stack.config):
+        # NVSentinel's GPU health monitor reads the standalone DCGM host engine (its nvidia-dcgm Service); the
+        # exporter then uses it too instead of its embedded one. The EKS node monitoring agent brings its own.
+        values["dcgm"] = {"enabled": True}
     if rdma(stack) == "dmabuf" and driver(stack):
         # DMA-BUF needs the open GPU kernel modules (the proprietary ones do not export DMA-BUFs).
         values["driver"]["kernelModuleType"] = "open"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from components import quantity
+from components import quantity, repair
 from components.addons.install import HelmRelease
 from components.aws.nodegroup import efa_layout
 from components.manifests.pod import GPU_RESOURCE
@@ -73,7 +73,9 @@ def release(stack: Stack) -> HelmRelease | None:
             "clusterName": cluster.name,
             "interruptionQueue": queue_name(cluster.name),
             # Beta and on by default in 1.14; stated because ODCR and Capacity Block pools depend on it.
-            "featureGates": {"reservedCapacity": True},
+            # NodeRepair is alpha and off by default in 1.14.1: on with the EKS node monitoring agent, whose node
+            # conditions (AcceleratedHardwareReady ...) its repair policies act on (components/repair.py).
+            "featureGates": {"reservedCapacity": True, "nodeRepair": repair.karpenter_repairs(stack.config)},
         },
         # The chart's default affinity already keeps the controller off the nodes Karpenter makes.
         "serviceAccount": {"name": SERVICE_ACCOUNT},

@@ -22,6 +22,7 @@ from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import AwsClusterSpec, NodePoolSpec, VolumeSpec
 from components.pool import Pool
+from components.repair import EKS_AGENT_ADDON, EksRepair
 
 TOKEN = "gpu-training:index:EksCluster"
 CORE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
@@ -45,8 +46,13 @@ class EksCluster(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         volumes: list[VolumeSpec] | None = None,
+        repair: EksRepair | None = None,
     ) -> None:
-        """Build or adopt the cluster named in `spec`, then its node groups and the file systems of `volumes`."""
+        """Build or adopt the cluster named in `spec`, then its node groups and the file systems of `volumes`.
+
+        With `repair`, the EKS node monitoring agent add-on runs on every node and each managed node group repairs
+        the nodes whose conditions it marks.
+        """
         super().__init__(TOKEN, name, {}, opts)
         self.aws = aws.Provider(f"{name}-aws", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=self.aws)
@@ -139,6 +145,21 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.system_node_group])),
         )
 
+        # The node monitoring agent sets the node conditions (AcceleratedHardwareReady from XIDs and its own DCGM
+        # host engine, NetworkingReady, KernelReady, StorageReady) that node group auto repair and Karpenter's
+        # node repair act on. A DaemonSet: it follows the system nodes as CoreDNS does.
+        self.node_monitoring_agent: eks.Addon | None = None
+        if repair is not None:
+            self.node_monitoring_agent = eks.Addon(
+                f"{name}-{EKS_AGENT_ADDON}",
+                cluster_name=cluster_name,
+                addon_name=EKS_AGENT_ADDON,
+                addon_version=repair.addon_version,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.system_node_group])),
+            )
+
         self.karpenter: KarpenterAws | None = None
         if any(pool.provisioner == "karpenter" for _, pool in pools):
             self.karpenter = KarpenterAws(
@@ -178,6 +199,7 @@ class EksCluster(pulumi.ComponentResource):
                 vpc_id=vpc_id,
                 cluster_security_group_id=cluster_sg,
                 cluster=spec.name,
+                node_repair=repair.node_repair_config() if repair else None,
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     providers={"aws": self.aws},

@@ -92,8 +92,9 @@ def launch_template_args(
     return args
 
 
-def node_group_args(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
-    """The managed node group: the accelerated AMI, capacity type, size, labels and taints.
+def node_group_args(spec: NodePoolSpec, pool: Pool, *, node_repair: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The managed node group: the accelerated AMI, capacity type, size, labels and taints, and its node auto
+    repair (`node_repair`, from components/repair.py) when the stack repairs nodes.
 
     The desired size is where the group starts; after that the Cluster Autoscaler owns it (the
     component ignores later changes to it, so `pulumi up` never scales a pool back down). A pool on
@@ -101,7 +102,9 @@ def node_group_args(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
     a consumed reservation has no spare instance for the default surge.
     """
     reserved = spec.capacity.type in ("reservation", "capacity-block")
+    repair = {"node_repair_config": node_repair} if node_repair else {}
     return {
+        **repair,
         "ami_type": AMI_TYPE,
         "capacity_type": _CAPACITY_TYPE[spec.capacity.type],
         "scaling_config": {"min_size": spec.min_nodes, "max_size": pool.max_nodes, "desired_size": spec.min_nodes},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC
+from typing import Any
 
 import pulumi
 from pulumi_aws import autoscaling, ec2, eks
@@ -39,10 +40,11 @@ class EksGpuNodePool(pulumi.ComponentResource):
         vpc_id: pulumi.Input[str],
         cluster_security_group_id: pulumi.Input[str],
         cluster: str,
+        node_repair: dict[str, Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """Create the pool's EFA security group and placement group, and, unless Karpenter makes its
-        nodes, its launch template and node group."""
+        nodes, its launch template and node group (auto-repairing its nodes with `node_repair`)."""
         super().__init__(TOKEN, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         karpenter = pool.provisioner == "karpenter"
@@ -111,7 +113,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
             node_role_arn=node_role_arn,
             subnet_ids=subnet_ids,
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
-            **node_group_args(spec, pool),
+            **node_group_args(spec, pool, node_repair=node_repair),
             # The Cluster Autoscaler owns the size between minNodes and maxNodes from here on.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
         )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components import repair
 from components.errors import ConfigError
 from components.render import render
 from components.rules import Finding, run
@@ -45,7 +46,9 @@ def subjects_of_stack(path: Path) -> Input:
         "gang_scheduler": rendered.stack.scheduler,
         "cluster": CLUSTER_OF_PROVIDER[rendered.stack.config.cluster.provider],
     }
-    subjects = from_objects(rendered.objects, source=str(path)) + from_pools(rendered.stack.pools.values())
+    subjects = from_objects(rendered.objects, source=str(path)) + from_pools(
+        rendered.stack.pools.values(), repair.by_pool(rendered.stack.config, rendered.stack.pools.values())
+    )
     return Input(subjects, known, files=1)
 
 

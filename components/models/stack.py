@@ -6,6 +6,7 @@ from pydantic import Field
 
 from components.models.base import Spec
 from components.models.cluster import ClusterSpec
+from components.models.health import HealthSpec
 from components.models.job import TrainingJobSpec
 from components.models.network import NetworkConfig, NetworkSpec
 from components.models.nodepool import NodePoolSpec
@@ -47,6 +48,8 @@ class StackConfig(Spec):
     """Monitoring the cluster has. Default: no Prometheus Operator."""
     addons: AddonsSpec = Field(default_factory=AddonsSpec)
     """Who installs the add-ons: the stack, or another tool while the stack makes their objects. Default: the stack."""
+    health: HealthSpec = Field(default_factory=HealthSpec)
+    """Healthy GPU nodes: run-time fault detection and repair. Default: repair on, with the provider's agent."""
     namespaces: list[NamespaceSpec] = Field(default_factory=list)
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
     Default: none."""

@@ -34,6 +34,18 @@ def rdma_rails(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str
     yield from subject.data.get("rdma_advice") or ()
 
 
+def gpu_pool_repaired(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
+    """GPU pools have a health agent that finds GPU and NIC faults while they run, and something that acts on them."""
+    data = subject.data
+    if not data.get("gpus") or "repair" not in data:
+        return  # not a GPU pool, or where it comes from says nothing about repair (a bare Karpenter NodePool)
+    if not data["repair"]:
+        yield (
+            "a GPU pool without a health agent: a failing GPU, an XID storm or a flapping NIC is found by the "
+            "training job that crashes on it, and the node keeps taking work"
+        )
+
+
 def storage_retained(subject: Subject, _: list[Subject], __: Settings) -> Iterator[str]:
     """Checkpoint and dataset storage is retained when deleted: the stack's file systems and claims protected
     (a defect), volumes and classes Retain (advice: whether data outlives its claim is the team's call)."""
@@ -79,6 +91,17 @@ RULES: tuple[Rule, ...] = (
         "declare the pool's `rails` (one network per rail, NCCL_IB_HCA from their devices)",
         ("NodePool",),
         rdma_rails,
+        gpu_only=False,
+    ),
+    Rule(
+        "gpu-pool-health-agent",
+        "high",
+        "advisory",
+        (gpu_pool_repaired.__doc__ or "").strip(),
+        "keep gpu-training:health repair on (the default): the EKS node monitoring agent with node auto repair and "
+        "Karpenter's node repair, GKE auto-repair, or NVSentinel",
+        ("NodePool",),
+        gpu_pool_repaired,
         gpu_only=False,
     ),
     Rule(

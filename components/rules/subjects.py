@@ -8,12 +8,14 @@ from typing import Any
 from components import catalog
 from components.fabric import EFA_RESOURCE
 from components.pool import POOL_LABEL, Pool
+from components.repair import EKS_AGENT_ADDON
 from components.rules.rule import Subject
 
 # Pulumi resource types of the clouds' GPU pools and file systems, as a preview names them.
 AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+EKS_ADDON = "aws:eks/addon:Addon"
 GKE_NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 """The label GKE puts on every node of a node pool, with the pool's name."""
 KARPENTER_POOL_LABEL = "karpenter.sh/nodepool"
@@ -54,8 +56,9 @@ def _kubernetes_object(resource_type: str, props: dict[str, Any]) -> dict[str, A
     return {**props, "kind": props.get("kind") or kind, "apiVersion": props.get("apiVersion") or api_version}
 
 
-def from_pools(pools: Iterable[Pool]) -> list[Subject]:
-    """A NodePool subject per resolved pool: what the cloud side builds from it, or an existing cluster's."""
+def from_pools(pools: Iterable[Pool], repairs: Mapping[str, str | None] | None = None) -> list[Subject]:
+    """A NodePool subject per resolved pool: what the cloud side builds from it, or an existing cluster's; with
+    `repairs`, what finds and repairs each pool's faults (None: nothing)."""
     return [
         Subject(
             f"NodePool/{p.name}",
@@ -75,6 +78,7 @@ def from_pools(pools: Iterable[Pool]) -> list[Subject]:
                 "selectors": _pool_selectors(p),
                 "rdma_advice": p.rdma_advice(),
                 "device_resources": _device_resources(p),
+                **({"repair": repairs.get(p.name)} if repairs is not None else {}),
             },
         )
         for p in pools
@@ -108,6 +112,7 @@ def _label_selectors(labels: Any, **own: Any) -> list[dict[str, str]]:
 def from_resources(resources: Iterable[Any]) -> list[Subject]:
     """Subjects from a preview's resources (objects with resource_type, props, urn, name, opts)."""
     resources = list(resources)
+    agent = _health_agent(resources)
     templates = {r.urn: r.props for r in resources if r.resource_type == AWS_LAUNCH_TEMPLATE}
     by_id = {r.props.get("id"): r.props for r in resources if r.resource_type == AWS_LAUNCH_TEMPLATE}
     out: list[Subject] = []
@@ -142,6 +147,7 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
                         "machine_type": instance_type,
                         "efa_interfaces": efa,
                         "selectors": _label_selectors(props.get("labels")),
+                        "repair": _node_group_repair(props, agent),
                     },
                     r.urn,
                 )
@@ -169,6 +175,9 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
                         "machine_type": machine_type,
                         "gpu_nics": machine.gpu_nics if machine and fabric != "tcp" else 0,
                         "selectors": _label_selectors(config.get("labels"), **{GKE_NODE_POOL_LABEL: props.get("name")}),
+                        "repair": "GKE node auto-repair"
+                        if (props.get("management") or {}).get("autoRepair")
+                        else agent,
                     },
                     r.urn,
                 )
@@ -194,3 +203,30 @@ def _launch_template(props: dict[str, Any], resource: Any, templates: dict[str, 
         if dependency.urn in templates:
             return templates[dependency.urn]
     return {}
+
+
+def _health_agent(resources: list[Any]) -> str | None:
+    """The cluster-wide fault detector a preview makes: NVSentinel's Helm release, or the EKS node monitoring agent
+    add-on (which alone only detects: a node group acts on it with its own repair config)."""
+    for r in resources:
+        if r.resource_type.endswith(":Release") and str(r.props.get("chart", "")).rstrip("/").endswith("nvsentinel"):
+            return "NVSentinel"
+    for r in resources:
+        if r.resource_type == EKS_ADDON and r.props.get("addonName") == EKS_AGENT_ADDON:
+            return EKS_AGENT_ADDON
+    return None
+
+
+def _node_group_repair(props: dict[str, Any], agent: str | None) -> str | None:
+    """What repairs a managed node group's faults: its auto repair on the agent's conditions, or NVSentinel."""
+    if agent == "NVSentinel":
+        return agent
+    enabled = bool((props.get("nodeRepairConfig") or {}).get("enabled"))
+    if enabled and agent == EKS_AGENT_ADDON:
+        return "EKS node auto repair on the node monitoring agent's conditions"
+    return None
+
+
+def _gke_repair(props: dict[str, Any], agent: str | None) -> str | None:
+    """What repairs a GKE node pool's faults: its auto-repair, or NVSentinel."""
+    return "GKE node auto-repair" if (props.get("management") or {}).get("autoRepair") else agent

@@ -459,3 +459,15 @@ def test_unknown_values_in_a_trainjob_do_not_break_a_policy() -> None:
     for policy in gpu_policies.POLICIES:
         found = violations(policy.name, [*p5_node_group(), kube(runtime), kube(job)])
         assert [f for f in found if f[1] in ours] == [], policy.name
+
+
+def test_a_gpu_node_group_without_a_health_agent_is_reported_as_advice() -> None:
+    group = {"amiType": "AL2023_x86_64_NVIDIA", "instanceTypes": ["p5.48xlarge"], "taints": []}
+    bare = resource("aws:eks/nodeGroup:NodeGroup", group, "p5")
+    (policy,) = [p for p in gpu_policies.POLICIES if p.name == "gpu-pool-health-agent"]
+    assert policy.enforcement_level.value == "advisory"
+    (found,) = violations("gpu-pool-health-agent", [bare])
+    assert "without a health agent" in found[0] and found[1] == bare.urn
+    agent = resource("aws:eks/addon:Addon", {"addonName": "eks-node-monitoring-agent"}, "agent")
+    repaired = resource("aws:eks/nodeGroup:NodeGroup", {**group, "nodeRepairConfig": {"enabled": True}}, "p5")
+    assert violations("gpu-pool-health-agent", [agent, repaired]) == []

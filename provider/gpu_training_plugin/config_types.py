@@ -839,6 +839,39 @@ class AddonsSpec(TypedDict):
     """Install them: false when the platform team installs them another way (Argo CD, Flux). Default: true."""
 
 
+class RepairAgent(StrEnum):
+    "eks-node-monitoring-agent (EKS: node conditions, with EKS node auto repair and Karpenter's node repair) |\ngke (GKE node auto-repair) | nvsentinel (NVIDIA NVSentinel: quarantine and drain; needs the GPU Operator)."
+
+    EKS_NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
+    GKE = "gke"
+    NVSENTINEL = "nvsentinel"
+
+
+class RepairSpec(TypedDict):
+    """Finding GPU, NIC and node faults at run time, and taking the faulty node out of service."""
+
+    # from components.models.health.RepairSpec
+    enabled: NotRequired[bool]
+    """Install and configure the provider's fault detection and repair. Default: true."""
+    agent: NotRequired[RepairAgent]
+    """What detects faults and acts on them. Default: eks-node-monitoring-agent on AWS, gke on GCP, nvsentinel on
+existing clusters."""
+    max_parallel_nodes: NotRequired[int]
+    """EKS managed node groups: nodes auto repair replaces or reboots at once, per node group
+(maxParallelNodesRepairedCount). Default: 1, so a burst of faults never takes a pool down at once."""
+    reboot: NotRequired[bool]
+    """NVSentinel: let its fault remediation reboot a faulty node (through its janitor, a privileged Job on the
+node) once the node is drained. Default: false, the node stays cordoned for a person to look at."""
+
+
+class HealthSpec(TypedDict):
+    """Healthy GPU nodes only."""
+
+    # from components.models.health.HealthSpec
+    repair: NotRequired[RepairSpec]
+    """Run-time fault detection and repair. Default: on, with the provider's agent."""
+
+
 class NamespaceSpec(TypedDict):
     """A namespace the platform creates, optionally with a GPU quota."""
 
@@ -1039,6 +1072,8 @@ class StackConfig(TypedDict):
     """Monitoring the cluster has. Default: no Prometheus Operator."""
     addons: NotRequired[AddonsSpec]
     """Who installs the add-ons: the stack, or another tool while the stack makes their objects. Default: the stack."""
+    health: NotRequired[HealthSpec]
+    """Healthy GPU nodes: run-time fault detection and repair. Default: repair on, with the provider's agent."""
     namespaces: NotRequired[list[NamespaceSpec]]
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
 Default: none."""

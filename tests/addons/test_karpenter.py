@@ -110,3 +110,13 @@ def test_node_role_names_fit_iam() -> None:
     assert karpenter.node_role_name("train-prod", "us-east-1") == "train-prod-us-east-1-karpenter-node"
     long = karpenter.node_role_name("c" * 63, "ap-southeast-2")
     assert len(long) <= 64 and long != karpenter.node_role_name("c" * 62 + "d", "ap-southeast-2")
+
+
+def test_karpenter_repairs_nodes_on_the_monitoring_agents_conditions_unless_repair_is_off() -> None:
+    from components.addons import karpenter
+    from tests.addons.stacks import stack_file
+
+    gates = karpenter.release(stack_file("prod")).values["settings"]["featureGates"]
+    assert gates == {"reservedCapacity": True, "nodeRepair": True}
+    off = karpenter.release(stack_file("prod", health={"repair": {"enabled": False}}))
+    assert off.values["settings"]["featureGates"]["nodeRepair"] is False

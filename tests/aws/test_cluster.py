@@ -41,7 +41,7 @@ def test_prod_builds_a_cluster_with_irsa_addons_a_system_group_and_the_p5_pool(
     assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
     assert oidc.inputs["url"].startswith("https://oidc.eks.us-east-1.amazonaws.com/")
     addons = {r.inputs["addonName"] for r in pulumi_mocks.of_type("aws:eks/addon:Addon")}
-    assert addons == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
+    assert addons == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "eks-node-monitoring-agent"}
     groups = {r.inputs["nodeGroupName"]: r for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
     assert set(groups) == {"train-prod-system"}, "Karpenter makes the p5 nodes (minNodes 0)"
     assert len(groups["train-prod-system"].inputs["subnetIds"]) == 3
@@ -185,3 +185,31 @@ def test_a_node_group_that_scales_gets_the_cluster_autoscaler(pulumi_mocks: Reco
     values = release.inputs["values"]
     assert values["autoDiscovery"] == {"clusterName": "train-prod"} and values["awsRegion"] == "us-east-1"
     assert values["image"] == {"tag": "v1.35.2"}, "the autoscaler of the cluster's Kubernetes minor"
+
+
+def test_node_group_pools_repair_their_nodes_on_the_monitoring_agents_conditions(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod_config(provisioner="nodegroup"))
+    (agent,) = [
+        r for r in pulumi_mocks.of_type("aws:eks/addon:Addon") if r.inputs["addonName"] == "eks-node-monitoring-agent"
+    ]
+    assert agent.inputs["addonVersion"] == "v1.7.0-eksbuild.1"
+    groups = {r.inputs["nodeGroupName"]: r for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    gpu = [g for name, g in groups.items() if name != "train-prod-system"]
+    assert gpu and all(
+        g.inputs["nodeRepairConfig"] == {"enabled": True, "maxParallelNodesRepairedCount": 1} for g in gpu
+    )
+    assert "nodeRepairConfig" not in groups["train-prod-system"].inputs, "the system group is left as it was"
+
+
+def test_repair_off_makes_no_agent_and_no_repair_config(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    config = prod_config(provisioner="nodegroup")
+    config["gpu-training:health"] = {"repair": {"enabled": False}}
+    deploy(pulumi_mocks, config)
+    assert "eks-node-monitoring-agent" not in {
+        r.inputs["addonName"] for r in pulumi_mocks.of_type("aws:eks/addon:Addon")
+    }
+    assert all("nodeRepairConfig" not in g.inputs for g in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup"))

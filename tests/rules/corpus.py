@@ -228,6 +228,11 @@ CLOUD_CASES: dict[str, Subject] = {
             "zones": 1,
         },
     ),
+    "gpu-pool-health-agent": Subject(
+        "NodePool/h100",
+        "NodePool",
+        {"gpus": 8, "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}], "existing": True, "repair": None},
+    ),
     "storage-retained": Subject(
         "LustreFileSystem/checkpoints",
         "FileSystem",

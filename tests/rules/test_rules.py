@@ -411,3 +411,45 @@ def test_a_privileged_rdma_worker_is_reported_once() -> None:
         replica["template"]["spec"]["containers"][0]["securityContext"] = {"privileged": True}
     findings = rules.run(from_objects([*objects[:-1], workload]), Settings(gang_scheduler="volcano"))
     assert {f.rule for f in findings} == {"privileged-containers"}, "no second word from rdma-devices"
+
+
+HEALTH = "gpu-pool-health-agent"
+
+
+def _advised(subjects: list[Subject]) -> list[str]:
+    return [f.subject for f in rules.run(subjects, Settings()) if f.rule == HEALTH]
+
+
+def test_a_gpu_pool_without_a_health_agent_is_advised_offline() -> None:
+    from tests.rules.corpus import pool
+
+    plain = pool("roce")
+    assert _advised(from_pools([plain], {plain.name: None})) == [f"NodePool/{plain.name}"]
+    assert _advised(from_pools([plain], {plain.name: "NVSentinel ..."})) == []
+    assert _advised(from_pools([plain])) == [], "nothing known about repair: nothing said"
+    assert rules.by_id(HEALTH).enforcement == "advisory"
+
+
+def test_a_gpu_pool_without_a_health_agent_is_advised_in_a_preview() -> None:
+    from types import SimpleNamespace
+
+    from components.rules.subjects import from_resources
+
+    def resource(kind: str, props: dict[str, Any], name: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            resource_type=kind, props=props, urn=f"urn:{name}", name=name, opts=None, dependencies=[]
+        )
+
+    group = {"amiType": "AL2023_x86_64_NVIDIA", "instanceTypes": ["p5.48xlarge"], "taints": []}
+    node_group = "aws:eks/nodeGroup:NodeGroup"
+    agent = resource("aws:eks/addon:Addon", {"addonName": "eks-node-monitoring-agent"}, "agent")
+    assert _advised(from_resources([resource(node_group, group, "p5")])) == ["NodeGroup/p5"]
+    assert _advised(from_resources([agent, resource(node_group, group, "p5")])) == ["NodeGroup/p5"], "detects only"
+    repaired = resource(node_group, {**group, "nodeRepairConfig": {"enabled": True}}, "p5")
+    assert _advised(from_resources([agent, repaired])) == []
+    gke = {"nodeConfig": {"guestAccelerators": [{"count": 8}]}}
+    gke_pool = "gcp:container/nodePool:NodePool"
+    assert _advised(from_resources([resource(gke_pool, gke, "a3")])) == ["NodePool/a3"]
+    assert _advised(from_resources([resource(gke_pool, {**gke, "management": {"autoRepair": True}}, "a3")])) == []
+    sentinel = resource("kubernetes:helm.sh/v3:Release", {"chart": "oci://ghcr.io/nvidia/nvsentinel"}, "nvsentinel")
+    assert _advised(from_resources([sentinel, resource(node_group, group, "p5")])) == []

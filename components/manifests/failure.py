@@ -156,7 +156,12 @@ def node_fault(plan: JobPlan) -> NodeFault:
             return NodeFault(total, 1, rest, torchrun, how, tas)
         how = "the Training Operator makes the lost pod again; the other workers' containers restart as they fail"
         return NodeFault(total, 1, rest, f"{rest} of backoffLimit {operator_backoff_limit(plan)}", how, tas)
-    how = "the MPI Operator makes the lost pod again; mpirun exits and the launcher's Job reruns it over every worker"
+    # mpi-operator v0.8.2 (mpi_job_controller.go) fails the MPIJob on any worker the kubelet evicted (phase Failed,
+    # reason Evicted); a drain or a lost node deletes the pod instead, and the operator makes it again.
+    how = (
+        "the MPI Operator makes the lost pod again; mpirun exits and the launcher's Job reruns it over every worker; "
+        "a kubelet eviction (node pressure) fails the MPIJob instead"
+    )
     return NodeFault(total, 1, rest, f"1 of backoffLimit {plan.spec.backoff_limit}", how, tas)
 
 

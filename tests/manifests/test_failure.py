@@ -105,7 +105,8 @@ def test_one_node_fault_never_touches_more_pods_than_the_job_has(
         (
             {"launcher": "mpi", "nodes": 2},
             "recreates 1 of 3 pods, restarts 2 in place (the MPI Operator makes the lost pod again; mpirun exits and "
-            "the launcher's Job reruns it over every worker); uses up 1 of backoffLimit 3",
+            "the launcher's Job reruns it over every worker; a kubelet eviction (node pressure) fails the MPIJob "
+            "instead); uses up 1 of backoffLimit 3",
         ),
         (
             {"launcher": "tensorflow", "nodes": 2},

@@ -12,9 +12,9 @@ from components.simulate import engines
 from components.simulate.controlplane import ControlPlane, free_port
 from components.simulate.nodes import KWOK_ANNOTATION
 
-STAGES = ("node/fast/node-initialize.yaml", "pod/fast/pod-ready.yaml", "pod/fast/pod-delete.yaml")
+STAGES = ("node/fast/node-initialize.yaml", "pod/fast/pod-ready.yaml", "pod/general/pod-delete.yaml")
 """kwok's own stages, from its module: nodes become Ready, bound pods Running and Ready (and stay so until
-deleted), and deleted pods go."""
+deleted), and deleted pods go once nothing holds them (no finalizer). Beside them, `pod_terminated_stage`."""
 
 
 # Every container of the pod ends as a passing NCCL test's does: exit 0.
@@ -35,6 +35,35 @@ containerStatuses:
 {{ end }}
 phase: Succeeded
 """
+
+
+# A deleted pod's containers are killed (SIGKILL after the grace period: 137), as the kubelet kills them.
+_KILLED = (
+    _SUCCEEDED.replace("exitCode: 0", "exitCode: 137")
+    .replace("reason: Completed", "reason: Error")
+    .replace("phase: Succeeded", "phase: Failed")
+)
+
+
+def pod_terminated_stage() -> dict[str, Any]:
+    """A kwok Stage that ends a deleted pod that still runs in phase Failed, as the kubelet does when it kills it.
+    Until then a Job's pod keeps its tracking finalizer: a Job with a podFailurePolicy replaces a pod only once it
+    is Failed, so an eviction (a drain, a NoExecute taint) would otherwise hang the Job."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": "pod-terminated"},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {
+                "matchExpressions": [
+                    {"key": ".metadata.deletionTimestamp", "operator": "Exists"},
+                    {"key": ".status.phase", "operator": "In", "values": ["Pending", "Running"]},
+                ]
+            },
+            "next": {"statusTemplate": _KILLED},
+        },
+    }
 
 
 def checks_pass_stage() -> dict[str, Any]:
@@ -64,6 +93,7 @@ def start(plane: ControlPlane, binary: Path, *, checks_pass: bool = False) -> No
     root = engines.download("sigs.k8s.io/kwok", engines.pinned(engines.KWOK, "sigs.k8s.io/kwok"))
     config = plane.folder / "kwok-stages.yaml"
     stages = [(root / "kustomize" / "stage" / s).read_text() for s in STAGES]
+    stages.append(yaml.safe_dump(pod_terminated_stage(), sort_keys=False))
     if checks_pass:
         stages.append(yaml.safe_dump(checks_pass_stage(), sort_keys=False))
     config.write_text("\n---\n".join(stages))

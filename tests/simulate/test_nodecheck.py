@@ -69,6 +69,7 @@ def _verdict(node: str, results: Path, kubeconfig: Path, scripts: Path, env: dic
             **env,
             "PATH": f"{kubectl.parent}{os.pathsep}{os.environ['PATH']}",
             "KUBECONFIG": str(kubeconfig),
+            "HOME": str(results.parent),  # kubectl's discovery cache
             "NODE_NAME": node,
             "RESULTS": str(results),
         },

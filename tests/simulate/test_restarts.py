@@ -248,3 +248,54 @@ def test_an_indexed_job_survives_a_fault_of_every_rank_per_retry_and_never_count
         _fail(client, pods[0])
         failed = _until("the Job Failed", lambda: _condition(stored(), "Failed"))
         assert failed["reason"] == "BackoffLimitExceeded", failed
+
+
+QUARANTINE = {"key": "gpu-training/unhealthy", "value": "xid-79", "effect": "NoExecute"}
+"""A node found unhealthy mid-run, held as a repair agent holds it: a NoExecute taint, which the real
+kube-controller-manager's taint eviction acts on (it deletes the node's pods, marking them DisruptionTarget)."""
+
+
+def test_a_node_found_unhealthy_mid_run_has_each_jobs_pods_rescheduled_as_its_launcher_promises(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """trainjob: JobSet restarts every rank uncounted (NodeFault); indexed: the lost index is replaced
+    uncounted. Each job loses a node to quarantine, and both come back whole on healthy nodes."""
+    rendered = _dev(tmp_path, [_job("pretrain", "trainjob"), _job("sweep", "indexed")])
+    trainjob, indexed = (w for w in rendered.workloads if not w.gate)
+    jobs = (trainjob, indexed)
+    with simulation.running(rendered, tmp_path / "cluster", 2 * NODES + 2) as cluster:
+        client = cluster.client
+        for workload in jobs:
+            placement = simulation.place(cluster, workload, WAIT)
+            assert placement.whole, placement
+        before = {w.plan.name: _until(f"{w.plan.name} Running", lambda w=w: _running(client, w, NODES)) for w in jobs}
+        sick = {pods[0]["spec"]["nodeName"] for pods in before.values()}
+        assert len(sick) == 2, "each pod holds a whole node"
+        for name in sick:
+            taints = [*(client.get(f"/api/v1/nodes/{name}") or {})["spec"].get("taints", []), QUARANTINE]
+            client.request("PATCH", f"/api/v1/nodes/{name}", json.dumps({"spec": {"taints": taints}}).encode(),
+                           "application/strategic-merge-patch+json")  # fmt: skip
+
+        meta = trainjob.workload["metadata"]
+        jobset_path = f"/apis/{JOBSET}/namespaces/{meta['namespace']}/jobsets/{meta['name']}"
+        _until(
+            "the JobSet restarted for the node fault",
+            lambda: int(status_of(client.get(jobset_path)).get("restarts") or 0),
+        )
+        assert int(status_of(client.get(jobset_path)).get("restartsCountTowardsMax") or 0) == 0, "no retry used up"
+        for workload in jobs:
+            old = {p["metadata"]["uid"] for p in before[workload.plan.name] if p["spec"]["nodeName"] in sick}
+            assert old
+            pods = _until(
+                f"{workload.plan.name} whole again on healthy nodes",
+                lambda w=workload, old=old: (
+                    (p := _running(client, w, NODES))
+                    and not old & {x["metadata"]["uid"] for x in p}
+                    and not sick & {x["spec"]["nodeName"] for x in p}
+                    and p
+                ),
+            )
+            assert len({p["spec"]["nodeName"] for p in pods}) == NODES
+        job = client.get(client.path_of(indexed.workload)) or {}
+        assert int(status_of(job).get("failed") or 0) == 0, "the indexed job's lost rank is not counted"
+        assert _condition(job, "Failed") is None and _condition(client.get(jobset_path), "Failed") is None

@@ -3,6 +3,10 @@
 The gate runs NCCL tests across `nodes` of the pool's nodes, with every GPU of each, built from the same
 job plan and fabric profile as a training job on the pool. It fails below a bus bandwidth floor, and
 when NCCL used another network than the fabric's (a fallback to sockets does not error by itself).
+
+A pool that keeps that many nodes is checked at deploy time, and `pulumi up` waits for the verdict. A pool that
+scales from zero (or keeps fewer) is checked on scale-up: a watcher in the cluster runs the same Job, with the
+same scripts and floor, once the pool first has that many checked nodes, and records the verdict.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from components.errors import ConfigError, Issue
 from components.fabric import GIB_NCCL_ENV, min_nccl
@@ -168,6 +173,10 @@ class FabricCheck:
     """The least NCCL version the fabric's settings need (RoCE: 2.21), which the log must show; None: any."""
     timeout_minutes: int
     """How long the gate may take."""
+    when: Literal["deploy", "scale-up"] = "deploy"
+    """deploy: `pulumi up` runs it on nodes the pool keeps and waits for it. scale-up: for a pool that keeps
+    fewer nodes than the test needs, a watcher in the cluster runs it once the pool first has that many checked
+    nodes, and records the verdict in a ConfigMap."""
 
     @property
     def pool(self) -> Pool:
@@ -194,8 +203,14 @@ class FabricCheck:
         """The command that shows the test's output."""
         return f"kubectl logs -n {self.namespace} job/{self.name}"
 
+    @property
+    def result_name(self) -> str:
+        """scale-up: the ConfigMap the watcher records the verdict in."""
+        return f"{self.name}-result"
+
     def summary(self) -> str:
-        """E.g. "all_reduce_perf on 2 nodes x 8 GPUs, 1M-8G, floor 300 GB/s (AICR ...)"."""
+        """E.g. "all_reduce_perf on 2 nodes x 8 GPUs, 1M-8G, floor 300 GB/s (AICR ...)"; a scale-up check says when
+        it runs and where its verdict goes."""
         floor = (
             f"floor {self.floor_gbs:g} GB/s ({self.floor_source})"
             if self.floor_gbs
@@ -203,9 +218,15 @@ class FabricCheck:
         )
         networks = f", over {' or '.join(self.networks)}" if self.networks else ""
         nccl = f", NCCL >= {self.min_nccl}" if self.min_nccl else ""
-        return (
+        test = (
             f"{self.test} on {self.nodes} nodes x {self.plan.gpus_per_node} GPUs, {self.sizes.min}-{self.sizes.max}"
             f"{networks}{nccl}, {floor}"
+        )
+        if self.when == "deploy":
+            return test
+        return (
+            f"on scale-up, once the pool first has {self.nodes} checked nodes (verdict in ConfigMap "
+            f"{self.namespace}/{self.result_name}; delete it to run again): {test}"
         )
 
     def fingerprint(self) -> str:
@@ -232,6 +253,7 @@ def resolve(
 ) -> tuple[FabricCheck | None, str, list[Issue]]:
     """The pool's gate, or None with the reason it is off; and the config issues that stop it."""
     off = _off_reason(spec, pool)
+    scale_up = off is None and pool.min_nodes < spec.nodes
     if off is not None:
         if spec.enabled is None and spec.stated:
             # Settings that would never be used are a mistake, not a preference.
@@ -242,13 +264,12 @@ def resolve(
             )
         return None, off, []
     issues: list[Issue] = []
-    if spec.nodes > pool.min_nodes:
+    if spec.nodes > pool.max_nodes:
         issues.append(
             Issue(
                 f"{path}.fabricCheck.nodes",
-                f"the gate runs on {spec.nodes} nodes that exist at deploy time, and the pool keeps "
-                f"{pool.min_nodes} (minNodes): raise minNodes, lower fabricCheck.nodes, or set "
-                "fabricCheck.enabled: false",
+                f"the check runs on {spec.nodes} nodes, and the pool has at most {pool.max_nodes} (maxNodes): raise "
+                "maxNodes, lower fabricCheck.nodes, or set fabricCheck.enabled: false",
             )
         )
     floor = _floor(spec, pool)
@@ -299,6 +320,7 @@ def resolve(
         networks=NETWORKS[pool.fabric],
         min_nccl=min_nccl(pool.fabric, planned.env),
         timeout_minutes=spec.timeout_minutes,
+        when="scale-up" if scale_up else "deploy",
     )
     return check, "", []
 
@@ -311,11 +333,6 @@ def _off_reason(spec: FabricCheckSpec, pool: Pool) -> str | None:
         return None
     if pool.fabric not in FAST_FABRICS:
         return f"{pool.fabric} is not a fast fabric (set fabricCheck.enabled: true to measure it anyway)"
-    if pool.min_nodes < spec.nodes:
-        return (
-            f"the pool keeps {pool.min_nodes} nodes (minNodes) and the test needs {spec.nodes}; a gate never "
-            "scales a pool up"
-        )
     return None
 
 

@@ -103,6 +103,7 @@ class Platform(pulumi.ComponentResource):
             # A job waits for its operator (its kind's install), the gang scheduler that admits it, and its
             # pool's fabric check.
             gate = checks.get(plan.pool.name)
+            gate = gate if gate is not None and gate.job is not None else None  # a scale-up check holds no job
             needs = combine(
                 *(installed.waits_for(installs, obj) for obj in trainingjob.objects(plan)),
                 installed.ready(stack.scheduler),

@@ -60,7 +60,8 @@ class Rendered:
     objects: tuple[dict[str, Any], ...]
     addons: AddonPlan
     workloads: tuple[Workload, ...] = ()
-    """The stack's jobs, each pool's fabric check before the training jobs; their objects are in `objects` too."""
+    """The stack's jobs, each deploy-time fabric check before the training jobs; their objects are in `objects`
+    too (a scale-up check's watcher is there, and its Job waits in a template)."""
 
     def summary(self) -> str:
         """Per pool: its jobs, their pods and GPUs, and what one node fault costs each; then the object counts
@@ -139,9 +140,11 @@ def _placed(plan: JobPlan) -> str:
 def render(stack: Stack) -> Rendered:
     """Every object of the stack (platform objects, the add-ons' objects, each job's), and its add-ons."""
     addons = addon_plan(stack)
-    workloads = [Workload(c.plan, tuple(fabriccheck.objects(c)), gate=True) for c in stack.checks.values()]
+    gates = [c for c in stack.checks.values() if c.when == "deploy"]
+    watched = [o for c in stack.checks.values() if c.when == "scale-up" for o in fabriccheck.objects(c)]
+    workloads = [Workload(c.plan, tuple(fabriccheck.objects(c)), gate=True) for c in gates]
     workloads += [Workload(p, tuple(trainingjob.objects(p))) for p in stack.jobs]
-    objects = [*platform.objects(stack), *addons.objects, *(o for w in workloads for o in w.objects)]
+    objects = [*platform.objects(stack), *addons.objects, *watched, *(o for w in workloads for o in w.objects)]
     return Rendered(stack=stack, objects=tuple(objects), addons=addons, workloads=tuple(workloads))
 
 

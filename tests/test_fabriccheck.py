@@ -38,10 +38,15 @@ def test_a_fast_fabric_pool_that_keeps_two_nodes_is_checked_by_default(fabric: s
     assert ("NCCL >= 2.21" in found.summary()) == (fabric == "roce")
 
 
-def test_a_pool_that_scales_from_zero_is_not_checked_and_says_why() -> None:
+def test_a_pool_that_scales_from_zero_is_checked_on_scale_up_with_the_same_test_and_floor() -> None:
     found, reason, issues = resolve("efa")
-    assert found is None and not issues
-    assert reason == "the pool keeps 0 nodes (minNodes) and the test needs 2; a gate never scales a pool up"
+    assert found is not None and not issues and not reason
+    assert found.when == "scale-up" and found.nodes == 2
+    deploy, _, _ = resolve("efa", minNodes=2)
+    assert deploy is not None and deploy.when == "deploy"
+    assert (found.test, found.floor_gbs, found.plan.world_size) == (deploy.test, deploy.floor_gbs, 16)
+    assert found.summary().startswith("on scale-up, once the pool first has 2 checked nodes")
+    assert "ConfigMap training/fabric-check-p5-result" in found.summary()
 
 
 def test_a_tcp_pool_is_checked_only_when_asked() -> None:
@@ -54,15 +59,17 @@ def test_a_tcp_pool_is_checked_only_when_asked() -> None:
 
 
 def test_settings_on_a_gate_that_cannot_run_are_an_error_naming_the_fix() -> None:
-    _, _, issues = resolve("efa", {"minBusBandwidth": 123})
+    _, _, issues = resolve("tcp", {"minBusBandwidth": 123}, minNodes=2)
     assert [i.path for i in issues] == ["nodePools[0].fabricCheck"]
-    assert "minBusBandwidth set, but the gate is off: the pool keeps 0 nodes" in issues[0].message
+    assert "minBusBandwidth set, but the gate is off: tcp is not a fast fabric" in issues[0].message
 
 
-def test_a_gate_on_more_nodes_than_the_pool_keeps_is_an_error() -> None:
-    _, _, issues = resolve("efa", {"enabled": True, "nodes": 3}, minNodes=2)
+def test_a_check_on_more_nodes_than_the_pool_can_have_is_an_error() -> None:
+    _, _, issues = resolve("efa", {"enabled": True, "nodes": 5}, minNodes=2, maxNodes=4)
     assert [i.path for i in issues] == ["nodePools[0].fabricCheck.nodes"]
-    assert "raise minNodes, lower fabricCheck.nodes, or set fabricCheck.enabled: false" in issues[0].message
+    assert "raise maxNodes, lower fabricCheck.nodes, or set fabricCheck.enabled: false" in issues[0].message
+    found, _, issues = resolve("efa", {"enabled": True, "nodes": 3}, minNodes=2, maxNodes=4)
+    assert found is not None and found.when == "scale-up" and not issues
 
 
 def test_disabled_is_disabled() -> None:
@@ -166,13 +173,10 @@ def test_every_catalog_floor_names_its_source_and_applies_to_a_machine_with_a_fa
 
 
 @given(nodes=st.integers(min_value=2, max_value=8), min_nodes=st.integers(min_value=0, max_value=8))
-def test_a_gate_runs_only_on_nodes_the_pool_keeps(nodes: int, min_nodes: int) -> None:
-    found, reason, issues = resolve("efa", {"nodes": nodes}, minNodes=min_nodes, maxNodes=8)
-    if min_nodes >= nodes:
-        assert found is not None and found.nodes == nodes
-    else:
-        assert found is None
-        assert issues or "a gate never scales a pool up" in reason
+def test_a_gate_runs_at_deploy_only_on_nodes_the_pool_keeps(nodes: int, min_nodes: int) -> None:
+    found, _, issues = resolve("efa", {"nodes": nodes}, minNodes=min_nodes, maxNodes=8)
+    assert found is not None and found.nodes == nodes and not issues
+    assert found.when == ("deploy" if min_nodes >= nodes else "scale-up")
 
 
 def test_an_existing_clusters_pool_of_a_catalogued_machine_gets_its_floor() -> None:

@@ -20,6 +20,7 @@ import yaml
 from components import rules
 from components.config import load_stack_file, parse_stack
 from components.manifests import trainingjob
+from components.manifests.fabriccheck import CHECK_LABEL
 from components.nodecheck import NAMESPACE
 from components.render import Rendered, render
 from components.rules.rule import Settings
@@ -50,11 +51,15 @@ def render_yaml(text: str) -> Rendered:
 
 
 def find(rendered: Rendered, kind: str, name: str | None = None) -> dict[str, Any]:
-    """The one object of `kind` (and `name`) beside the node check's, which every stack with a GPU pool has."""
+    """The one object of `kind` (and `name`) beside the node check's and the fabric check's, which the stacks'
+    GPU pools have."""
     found = [
         o
         for o in rendered.objects
-        if o["kind"] == kind and name in (None, o["metadata"]["name"]) and o["metadata"].get("namespace") != NAMESPACE
+        if o["kind"] == kind
+        and name in (None, o["metadata"]["name"])
+        and o["metadata"].get("namespace") != NAMESPACE
+        and CHECK_LABEL not in o["metadata"].get("labels", {})
     ]
     assert len(found) == 1, f"expected one {kind} {name or ''}, got {[o['metadata']['name'] for o in found]}"
     return found[0]

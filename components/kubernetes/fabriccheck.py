@@ -45,6 +45,27 @@ class FabricCheck(pulumi.ComponentResource):
         self.manifests: list[dict[str, Any]] = [secret, *objects]
         kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["stringData", "data"]))
         supporting = [kube_object(f"{name}-secret", secret, kept)]
+        summary = {
+            "pool": check.pool.name,
+            "test": check.test,
+            "nodes": check.nodes,
+            "sizes": f"{check.sizes.min}-{check.sizes.max}",
+            "minBusBandwidth": check.floor_gbs,
+            "floorSource": check.floor_source,
+            "logs": check.logs,
+        }
+        self.job: pulumi.CustomResource | None = None
+        if check.when == "scale-up":
+            # Nothing to wait for: the watcher runs the test once the pool has the nodes, and records the verdict.
+            template = manifests.template(check)
+            after_key = pulumi.ResourceOptions(parent=self, depends_on=combine(upstream, supporting))
+            for obj in objects:
+                kind = "template" if obj == template else obj["kind"].lower()
+                kube_object(f"{name}-{kind}", obj, after_key)
+            result = f"configmap {check.namespace}/{check.result_name}"
+            self.result = pulumi.Output.from_input({**summary, "when": "scale-up", "result": result})
+            self.register_outputs({"result": self.result})
+            return
         supporting += [kube_object(f"{name}-{obj['kind'].lower()}", obj, child) for obj in objects[:-1]]
         timeout = f"{check.timeout_minutes + _AWAIT_MARGIN_MINUTES}m"
         self.job = kube_object(
@@ -56,16 +77,7 @@ class FabricCheck(pulumi.ComponentResource):
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
             ),
         )
-        summary = {
-            "pool": check.pool.name,
-            "test": check.test,
-            "nodes": check.nodes,
-            "sizes": f"{check.sizes.min}-{check.sizes.max}",
-            "minBusBandwidth": check.floor_gbs,
-            "floorSource": check.floor_source,
-            "job": key(objects[-1]),
-            "logs": check.logs,
-        }
+        summary["job"] = key(objects[-1])
         status = getattr(self.job, "status", None)
         self.result = (
             status.apply(lambda s: {**summary, "passed": True, "completedAt": _completed(s)})

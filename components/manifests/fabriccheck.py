@@ -5,12 +5,18 @@ The gate is a batch/v1 Job because that is the workload pulumi-kubernetes awaits
 fails on, quoting the failed pod's termination message, where the verdict goes. Pod 0 runs mpirun
 over ssh to every pod (itself included), like an MPIJob launcher that is also a node; the MPI Operator
 is not needed, and its MPIJob could only be awaited by a condition that times out on failure.
+
+On a pool that scales from zero the same Job and PodGroup wait in a ConfigMap, and a CronJob of ours
+(fabric-watch.sh, kubectl as its own service account) creates them once the pool has the nodes, then records
+the verdict in the check's result ConfigMap and an event.
 """
 
 from __future__ import annotations
 
 from importlib import resources
 from typing import Any
+
+import yaml
 
 from components.fabriccheck import SCRIPTS_DIR, SSH_PORT, FabricCheck
 from components.manifests import gang
@@ -19,6 +25,7 @@ from components.manifests.meta import job_labels, metadata
 from components.manifests.pod import env_list, worker_template
 from components.manifests.ports import container_port
 from components.models.nodepool import nccl_bytes
+from components.nodecheck import KUBECTL_IMAGE, RESULT_LABEL
 
 CONTAINER = "nccl-tests"
 CHECK_LABEL = "gpu-training/fabric-check"
@@ -27,6 +34,11 @@ FINGERPRINT_ANNOTATION = "gpu-training/fabric-check-inputs"
 # again once the fabric is fixed, instead of standing as failed.
 REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
 SCRIPTS = ("fabric-check.sh", "nccl-verdict.sh", "gib-env.sh")
+WATCH_SCRIPT = "fabric-watch.sh"
+WATCH_SCHEDULE = "*/5 * * * *"
+"""How often the scale-up watcher looks: a pool's first nodes wait at most this long for their fabric's test."""
+TEMPLATE_DIR = "/etc/fabric-check/template"
+TEMPLATE_KEY = "job.yaml"
 SSH_DIR = "/etc/fabric-check/ssh"
 SSH_KEYS = ("id_ed25519", "id_ed25519.pub")
 
@@ -47,12 +59,128 @@ def ssh_secret_name(check: FabricCheck) -> str:
 
 
 def objects(check: FabricCheck) -> list[dict[str, Any]]:
-    """The gate's objects in apply order, the Job last; its ssh Secret comes from `ssh_secret` at deploy."""
-    out = [configmap(check), service(check)]
+    """The check's objects in apply order; its ssh Secret comes from `ssh_secret` at deploy. At deploy time the
+    Job comes last; on scale-up the watcher does (a CronJob), and the Job waits in its template."""
+    if check.when == "scale-up":
+        return [configmap(check), service(check), template(check), *watcher(check)]
+    return [configmap(check), service(check), *run(check)]
+
+
+def run(check: FabricCheck) -> list[dict[str, Any]]:
+    """What runs the test: the gang's PodGroup (Volcano) and the Job."""
+    out = [gang.podgroup(check.plan, check.name, check.nodes)] if check.plan.scheduler == "volcano" else []
+    return [*out, job(check)]
+
+
+def watcher_name(check: FabricCheck) -> str:
+    """The scale-up watcher's CronJob and service account."""
+    return f"{check.name}-watch"
+
+
+def template(check: FabricCheck) -> dict[str, Any]:
+    """scale-up: the ConfigMap holding the Job (and its PodGroup) that the watcher creates."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(f"{check.name}-template", check.namespace, labels=_labels(check)),
+        "data": {TEMPLATE_KEY: yaml.safe_dump_all(run(check), sort_keys=False)},
+    }
+
+
+def watcher(check: FabricCheck) -> list[dict[str, Any]]:
+    """scale-up: the watcher's identity, its rights (the check's Job, PodGroup, pods, result and events in its
+    namespace; the nodes, to count them) and the CronJob that runs fabric-watch.sh every few minutes."""
+    name, ns, labels = watcher_name(check), check.namespace, _labels(check)
+    cluster_role = f"gpu-training-{ns}-{name}"
+    rules = [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "create", "delete"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "patch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+    ]
     if check.plan.scheduler == "volcano":
-        out.append(gang.podgroup(check.plan, check.name, check.nodes))
-    out.append(job(check))
-    return out
+        rules.append(
+            {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["create", "delete"]}
+        )
+    account = {"kind": "ServiceAccount", "name": name, "namespace": ns}
+    env = {
+        "NAMESPACE": ns,
+        "JOB": check.name,
+        "NODES": str(check.nodes),
+        "NODE_SELECTOR": ",".join(f"{k}={v}" for k, v in watched_nodes(check).items()),
+        "FINGERPRINT": check.fingerprint(),
+        "RESULT": check.result_name,
+        "TEMPLATE": f"{TEMPLATE_DIR}/{TEMPLATE_KEY}",
+    }
+    pod = {
+        "serviceAccountName": name,
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": "watch",
+                "image": KUBECTL_IMAGE,
+                "command": ["sh", f"{SCRIPTS_DIR}/{WATCH_SCRIPT}"],
+                "env": env_list(env),
+                "volumeMounts": [
+                    {"name": "scripts", "mountPath": SCRIPTS_DIR, "readOnly": True},
+                    {"name": "template", "mountPath": TEMPLATE_DIR, "readOnly": True},
+                ],
+            }
+        ],
+        "volumes": [
+            {"name": "scripts", "configMap": {"name": scripts_name(check), "defaultMode": 0o555}},
+            {"name": "template", "configMap": {"name": f"{check.name}-template"}},
+        ],
+    }
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(name, ns, labels=labels)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": metadata(name, ns, labels=labels),
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": metadata(name, ns, labels=labels),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [account],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": metadata(cluster_role, labels=labels),
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": metadata(cluster_role, labels=labels),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
+            "subjects": [account],
+        },
+        {
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": metadata(name, ns, labels=labels),
+            "spec": {
+                "schedule": WATCH_SCHEDULE,
+                "concurrencyPolicy": "Forbid",
+                "successfulJobsHistoryLimit": 1,
+                "failedJobsHistoryLimit": 1,
+                "jobTemplate": {"spec": {"backoffLimit": 0, "template": {"metadata": {"labels": labels}, "spec": pod}}},
+            },
+        },
+    ]
+
+
+def watched_nodes(check: FabricCheck) -> dict[str, str]:
+    """The labels of the pool's nodes the check may run on: every node of the pool, or its checked ones where the
+    pool has a node check."""
+    pool = check.pool
+    passed = {RESULT_LABEL: "passed"} if pool.startup_taints else {}
+    return {**pool.node_selector, **passed}
 
 
 def configmap(check: FabricCheck) -> dict[str, Any]:
@@ -61,7 +189,7 @@ def configmap(check: FabricCheck) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(scripts_name(check), check.namespace, labels=_labels(check)),
-        "data": {name: script(name) for name in SCRIPTS},
+        "data": {name: script(name) for name in (*SCRIPTS, *((WATCH_SCRIPT,) if check.when == "scale-up" else ()))},
     }
 
 

@@ -309,10 +309,12 @@ class FabricCheckSpec(TypedDict):
 
     # from components.models.nodepool.FabricCheckSpec
     enabled: NotRequired[bool]
-    """Run the gate. Default: on for a pool with a fast fabric (efa, infiniband, roce, tcpx, tcpxo,
-rdma) that keeps at least `nodes` nodes (minNodes); a gate never scales a pool up by itself."""
+    """Run the check. Default: on for a pool with a fast fabric (efa, infiniband, roce, tcpx, tcpxo, rdma):
+at deploy time on a pool that keeps at least `nodes` nodes (minNodes), which `pulumi up` waits for; else on
+scale-up, once the pool first has `nodes` checked nodes (a check never scales a pool up by itself)."""
     nodes: NotRequired[int]
-    """Nodes the test spans, all GPUs of each. At most minNodes. Default: 2."""
+    """Nodes the test spans, all GPUs of each. At most maxNodes; above minNodes, the check runs on scale-up.
+Default: 2."""
     min_bus_bandwidth: NotRequired[float]
     """The floor, in GB/s of bus bandwidth at the largest message size. Default: the catalog's figure
 for the machine and fabric, else half the fabric's nominal bandwidth; required where neither is

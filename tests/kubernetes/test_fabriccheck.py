@@ -73,12 +73,24 @@ def test_the_gate_runs_after_the_nodes_and_every_install_and_the_pools_jobs_wait
     assert result["logs"] == "kubectl logs -n training job/fabric-check-p5"
 
 
-def test_a_pool_without_a_gate_exports_why(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+def test_a_pool_that_scales_from_zero_gets_its_watcher_and_no_job_holds_its_jobs(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
     monkeypatch.chdir(REPO)
     use_stack(pulumi_mocks, REPO / "Pulumi.prod.yaml")
     exports = run(lambda: stacks.run(stacks.load()))
-    assert not pulumi_mocks.of_type("gpu-training:index:FabricCheck")
-    assert exported(exports)["fabricChecks"]["p5"] == {
-        "enabled": False,
-        "reason": "the pool keeps 0 nodes (minNodes) and the test needs 2; a gate never scales a pool up",
-    }
+    (gate,) = pulumi_mocks.of_type("gpu-training:index:FabricCheck")
+    children = {r.name: r for r in pulumi_mocks.registrations if r.parent == gate.urn}
+    assert set(children) == {
+        f"fabric-check-p5-{kind}"
+        for kind in ("secret", "configmap", "service", "template", "serviceaccount", "role", "rolebinding",
+                     "clusterrole", "clusterrolebinding", "cronjob")
+    }  # fmt: skip
+    assert not pulumi_mocks.of_type("kubernetes:batch/v1:Job"), "the watcher makes the Job when the nodes exist"
+    secret = children["fabric-check-p5-secret"].urn
+    assert secret in children["fabric-check-p5-cronjob"].dependencies, "the pods' key is there before they are"
+    for workload in ("training-llama-pretrain-pytorchjob", "training-nccl-tests-mpijob"):
+        assert not {r.urn for r in children.values()} & set(pulumi_mocks.named(workload).dependencies)
+    result = exported(exports)["fabricChecks"]["p5"]
+    assert result["enabled"] is True and result["when"] == "scale-up"
+    assert result["result"] == "configmap training/fabric-check-p5-result"

@@ -5,16 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from components import rules
 from components.fabric import EFA_RESOURCE, MULTUS_ANNOTATION
-from components.fabriccheck import IMAGES, SSH_PORT
+from components.fabriccheck import IMAGES, SSH_PORT, FabricCheck
+from components.fabriccheck import resolve as resolve_check
 from components.manifests import fabriccheck
 from components.manifests.gang import KUEUE_QUEUE_LABEL
+from components.manifests.plan import SchedulerKind
 from components.manifests.pod import GPU_RESOURCE
+from components.models.nodepool import FabricCheckSpec
 from components.rules import Settings
 from components.rules.subjects import from_objects, from_pools
-from tests.support.factories import checked
+from tests.support.factories import checked, pool
 from tests.support.schemas import assert_valid
 
 
@@ -155,3 +159,44 @@ def test_the_tuner_is_set_only_where_the_image_is_known_to_carry_it() -> None:
     own = env(fabriccheck.job(checked("efa", minBusBandwidth=123, image="registry.example.com/my-nccl-tests:v1")))
     assert "NCCL_TUNER_PLUGIN" not in own
     assert own["NCCL_BUFFSIZE"] == "8388608", "the EFA defaults stay"
+
+
+def scale_up(scheduler: SchedulerKind = "volcano") -> FabricCheck:
+    """The fabric check of an EFA pool that scales from zero."""
+    found, _, issues = resolve_check(FabricCheckSpec(), pool("efa"), scheduler, "research", path="nodePools[0]")
+    assert found is not None and not issues and found.when == "scale-up"
+    return found
+
+
+def test_a_scale_up_check_ships_its_job_in_a_template_and_a_watcher_that_runs_it() -> None:
+    check = scale_up()
+    objs = fabriccheck.objects(check)
+    assert [o["kind"] for o in objs] == [
+        "ConfigMap", "Service", "ConfigMap", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+        "ClusterRoleBinding", "CronJob",
+    ]  # fmt: skip
+    assert_valid(*objs)
+    waiting = list(yaml.safe_load_all(fabriccheck.template(check)["data"][fabriccheck.TEMPLATE_KEY]))
+    assert waiting == fabriccheck.run(check), "the same PodGroup and Job a deploy-time gate runs"
+    assert [o["kind"] for o in waiting] == ["PodGroup", "Job"]
+    assert fabriccheck.WATCH_SCRIPT in fabriccheck.configmap(check)["data"]
+    assert fabriccheck.WATCH_SCRIPT not in fabriccheck.configmap(checked("efa"))["data"]
+
+
+def test_the_watcher_counts_checked_nodes_of_the_pool_and_keeps_to_its_rights() -> None:
+    check = scale_up()
+    *rbac, cron = fabriccheck.watcher(check)
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    assert env["NODE_SELECTOR"] == "gpu-training/pool=p5,gpu-training/node-check-result=passed"
+    assert env["NODES"] == "2" and env["FINGERPRINT"] == check.fingerprint() and env["JOB"] == "fabric-check-p5"
+    assert env["RESULT"] == "fabric-check-p5-result"
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid" and pod["restartPolicy"] == "Never"
+    role = next(o for o in rbac if o["kind"] == "Role")
+    granted = {(r["resources"][0], v) for r in role["rules"] for v in r["verbs"]}
+    assert ("jobs", "create") in granted and ("podgroups", "create") in granted and ("configmaps", "patch") in granted
+    assert not [r for r in role["rules"] if "secrets" in r["resources"]], "the key is mounted, never read"
+    cluster = next(o for o in rbac if o["kind"] == "ClusterRole")
+    assert cluster["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}]
+    kueue = fabriccheck.watcher(scale_up("kueue"))[1]
+    assert not [r for r in kueue["rules"] if "podgroups" in r["resources"]], "Kueue's gate has no PodGroup"

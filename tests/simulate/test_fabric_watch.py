@@ -1,0 +1,125 @@
+"""A pool that scales from zero proves its fabric on scale-up: the watcher (fabric-watch.sh, the real kubectl as its
+own service account) starts the check's Job once the pool has its checked nodes, the real Volcano and Job
+controller run it (kwok ends its pods as a passing NCCL test does), and the watcher records the verdict, then
+leaves the pool alone until the verdict is deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.manifests import fabriccheck as manifests
+from components.render import render
+from components.simulate import engines, simulation
+from components.simulate.client import Client, conditions_of
+from components.simulate.controlplane import ControlPlane
+from components.validation import resolve_file
+
+pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 120.0
+
+
+def _scaling_dev(tmp_path: Path) -> Path:
+    """dev with a pool that keeps no node, so its fabric check runs on scale-up."""
+    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    doc["config"]["gpu-training:nodePools"][0]["minNodes"] = 0
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _kubeconfig(client: Client, plane: ControlPlane, namespace: str, account: str, folder: Path) -> Path:
+    """A kubeconfig that is `account` (a TokenRequest), so that the watcher's own rights are what is tested."""
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token"
+    body = b'{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}'
+    token = json.loads(client.request("POST", path, body, "application/json"))["status"]["token"]
+    own = folder / f"{account}.kubeconfig"
+    own.write_text(plane.kubeconfig.read_text().replace(f"token: {plane.token}", f"token: {token}"))
+    return own
+
+
+def _until(what: str, check: Any, wait: float = WAIT) -> Any:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.5)
+    pytest.fail(f"not {what} within {wait:.0f} s")
+
+
+def test_the_watcher_proves_a_scaled_up_pools_fabric_once_and_again_on_demand(tmp_path: Path) -> None:
+    kubectl = engines.build(engines.KUBECTL)["kubectl"]
+    rendered = render(resolve_file(_scaling_dev(tmp_path)))
+    (check,) = rendered.stack.checks.values()
+    assert check.when == "scale-up" and not [w for w in rendered.workloads if w.gate]
+    ns = check.namespace
+    cron = next(o for o in rendered.objects if o["kind"] == "CronJob")
+    container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    folder = tmp_path / "watch"
+    (folder / "scripts").mkdir(parents=True)
+    for name, text in manifests.configmap(check)["data"].items():
+        (folder / "scripts" / name).write_text(text)
+    template = folder / manifests.TEMPLATE_KEY
+    template.write_text(manifests.template(check)["data"][manifests.TEMPLATE_KEY])
+
+    with simulation.running(rendered, tmp_path / "cluster", 2, checks_pass=True) as cluster:
+        client = cluster.client
+        own = _kubeconfig(client, cluster.plane, ns, manifests.watcher_name(check), folder)
+
+        def watch(**override: str) -> str:
+            done = subprocess.run(
+                ["sh", str(folder / "scripts" / manifests.WATCH_SCRIPT)],
+                env={
+                    **env,
+                    "TEMPLATE": str(template),
+                    "PATH": f"{kubectl.parent}{os.pathsep}{os.environ['PATH']}",
+                    "KUBECONFIG": str(own),
+                    "HOME": str(folder),  # kubectl's discovery cache
+                    **override,
+                },
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, f"the watcher failed:\n{done.stdout}\n{done.stderr}"
+            return done.stdout
+
+        job_path = f"/apis/batch/v1/namespaces/{ns}/jobs/{check.name}"
+        result_path = f"/api/v1/namespaces/{ns}/configmaps/{check.result_name}"
+        assert "waiting: the pool has 2 of the 3 checked nodes" in watch(NODES="3")
+        assert client.get(job_path) is None
+
+        watch()
+        assert client.get(job_path) is not None, "two checked nodes: the watcher started the check"
+
+        def complete() -> bool:
+            return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions_of(client.get(job_path)))
+
+        _until("the check's Job Complete (Volcano placed its gang, kwok passed its pods)", complete)
+        out = watch()
+        stored = client.get(result_path)
+        assert stored is not None, f"a finished check is recorded at the next look:\n{out}"
+        recorded = stored["data"]
+        assert recorded["passed"] == "true" and recorded["fingerprint"] == check.fingerprint()
+        _until("the check's Job removed", lambda: client.get(job_path) is None)
+        events = [e for e in client.list("v1", "Event", ns) if e["involvedObject"].get("name") == check.name]
+        assert {"FabricCheckStarted", "FabricCheckPassed"} <= {e["reason"] for e in events}
+
+        assert "recorded:" in watch(), "proven for this configuration: nothing more runs"
+        assert client.get(job_path) is None
+
+        client.request("DELETE", result_path)
+        watch()
+        assert client.get(job_path) is not None, "on demand: deleting the verdict runs the check again"

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 Provider = Literal["aws", "gcp"]
+Arch = Literal["x86_64", "arm64"]
 GpuDirect = Literal["tcpx", "tcpxo", "rdma"]
 """GKE's GPUDirect fabrics: TCPX (A3 High), TCPXO (A3 Mega), RDMA over RoCE with gIB (A3 Ultra, A4)."""
 
@@ -85,6 +86,8 @@ class MachineType:
     at the largest message size, from a public figure (0 = none published)."""
     busbw_floor_source: str = ""
     """Where `busbw_floor_gbs` comes from, in a few words."""
+    arch: Arch = "x86_64"
+    """The host CPU's architecture: images, AMIs and plugin installers must match it (Grace machines are arm64)."""
 
     def __post_init__(self) -> None:
         """Reject figures no real machine type can have."""
@@ -103,6 +106,11 @@ class MachineType:
             raise ValueError(f"{self.name}: a GPUDirect fabric comes with its GPU NICs and their line rate")
         if self.network_gbps and self.network_gbps < self.fabric_gbps:
             raise ValueError(f"{self.name}: the machine's {self.network_gbps} Gbps cannot be below its GPU fabric's")
+
+    @property
+    def nvlink_domain_nodes(self) -> int:
+        """The most machines of this type one NVLink domain joins; 0 when NVLink stays inside the machine."""
+        return nvlink_domain_nodes(self.gpu_model)
 
     @property
     def has_efa(self) -> bool:
@@ -539,14 +547,37 @@ _NAMES: dict[str, tuple[str, ...]] = {provider: tuple(sorted(table)) for provide
 
 
 # NVLink bandwidth per GPU, both directions together, in GB/s, from NVIDIA's data sheets: A100 SXM4 600
-# (NVLink 3), H100 SXM5 and H200 900 (NVLink 4), B200 1,800 (NVLink 5). A10G, L4 and L40S are PCIe cards
+# (NVLink 3), H100 SXM5 and H200 900 (NVLink 4), B200, B300, GB200 and GB300 1,800 (NVLink 5; the NVL72
+# racks' 130 TB/s is 72 x 1.8 TB/s). A10G, L4 and L40S are PCIe cards
 # without NVLink. Keys are the catalog's GPU models; a stated model is matched by its longest known prefix.
 _NVLINK_GBS: dict[str, int] = {
     "NVIDIA A100": 600,
     "NVIDIA H100": 900,
     "NVIDIA H200": 900,
     "NVIDIA B200": 1800,
+    "NVIDIA B300": 1800,
+    "NVIDIA GB200": 1800,
+    "NVIDIA GB300": 1800,
 }
+
+
+# Rack-scale NVLink: GB200 and GB300 NVL72 racks join 18 compute trays of 4 GPUs (72 GPUs) through NVLink
+# switch trays, one NVLink domain per rack (NVIDIA GB200 NVL72 and GB300 NVL72 product pages; AWS's
+# u-p6e-gb200x72 UltraServer is 18 p6e-gb200.36xlarge, GCP's A4X "1x72" sub-block 18 a4x-highgpu-4g). A
+# smaller partition of the rack (AWS's u-p6e-gb200x36, 9 instances) is the pool's to say.
+_NVLINK_DOMAIN_NODES: dict[str, int] = {
+    "NVIDIA GB200": 18,
+    "NVIDIA GB300": 18,
+}
+
+
+def nvlink_domain_nodes(gpu_model: str | None) -> int:
+    """The most nodes one NVLink domain of a GPU model joins (18 for an NVL72 rack); 0 when NVLink stays
+    inside the node or the model is unknown."""
+    if not gpu_model:
+        return 0
+    known = [prefix for prefix in _NVLINK_DOMAIN_NODES if gpu_model.startswith(prefix)]
+    return _NVLINK_DOMAIN_NODES[max(known, key=len)] if known else 0
 
 
 def nvlink_gbs(gpu_model: str | None) -> int:

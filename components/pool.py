@@ -160,6 +160,10 @@ class Pool(Spec):
     """NCCL_IB_TC (infiniband / roce), when the pool declares a traffic class."""
     ib_sl: int | None = None
     """NCCL_IB_SL (infiniband / roce), when the pool declares a service level."""
+    arch: catalog.Arch = "x86_64"
+    """The nodes' CPU architecture (catalog; x86_64 when unknown)."""
+    nvlink_domain_nodes: int = Field(default=0, ge=0)
+    """Rack-scale NVLink: the most nodes one NVLink domain joins; 0 when NVLink stays inside the node."""
     topology: Topology | None = None
     """The network topology jobs are placed by, when scheduler.topology is on."""
     runtimes: dict[str, str] = Field(default_factory=dict)
@@ -421,6 +425,24 @@ def _resolve(
     issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
     dranet, found = _accelerator_network_profile(spec, fabric, machine, kubernetes_version, path)
     issues.extend(found)
+    gpu_model = spec.gpu_model or (machine.gpu_model if machine else None)
+    rack = catalog.nvlink_domain_nodes(gpu_model)
+    domain_nodes = spec.nvlink_domain_nodes or rack
+    if spec.nvlink_domain_nodes is not None and not rack:
+        issues.append(
+            Issue(
+                f"{path}.nvlinkDomainNodes",
+                f"applies to rack-scale NVLink pools (GB200, GB300); {gpu_model or 'this pool'}'s NVLink stays "
+                "inside the node: drop it",
+            )
+        )
+    elif spec.nvlink_domain_nodes is not None and spec.nvlink_domain_nodes > rack:
+        issues.append(
+            Issue(
+                f"{path}.nvlinkDomainNodes",
+                f"{spec.nvlink_domain_nodes} nodes, but one {gpu_model} NVLink domain holds at most {rack}",
+            )
+        )
 
     pod_networks = _pod_networks(spec, network, fabric, path, issues)
     rail_fields = _rail_fields(spec, fabric, pod_networks, machine=machine, path=path, issues=issues)
@@ -453,7 +475,7 @@ def _resolve(
         provider=provider,
         machine_type=spec.instance_type or spec.machine_type,
         gpus_per_node=gpus,
-        gpu_model=spec.gpu_model or (machine.gpu_model if machine else None),
+        gpu_model=gpu_model,
         accelerator_type=spec.accelerator_type or (machine.accelerator_type if machine else None),
         max_nodes=max_nodes,
         min_nodes=spec.min_nodes,
@@ -481,6 +503,8 @@ def _resolve(
         rdma_resource=rdma_resource,
         rdma_interfaces=exposed,
         ib_hca=network.rdma.hca,
+        arch=machine.arch if machine else "x86_64",
+        nvlink_domain_nodes=domain_nodes,
     ).model_copy(update=rail_fields), []
 
 

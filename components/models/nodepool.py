@@ -235,6 +235,9 @@ class NodePoolSpec(Spec):
     service_level: int | None = Field(default=None, ge=0, le=15)
     """roce / infiniband: NCCL_IB_SL, the InfiniBand service level (the priority on RoCE) of NCCL's
     traffic. Default: unset (NCCL's 0)."""
+    nvlink_domain_nodes: int | None = Field(default=None, ge=2)
+    """Rack-scale NVLink pools (GB200 / GB300): the most nodes one NVLink domain of this pool joins, e.g. 9
+    for AWS's u-p6e-gb200x36 UltraServer. Default: the whole rack the GPU model comes in (18 for NVL72)."""
     fabric_check: FabricCheckSpec = Field(default_factory=FabricCheckSpec)
     """The fabric acceptance gate: `{enabled, nodes, minBusBandwidth, test, minBytes, maxBytes, image}`.
     Default: on for a fast fabric with minNodes of 2 or more, at the catalog's floor."""

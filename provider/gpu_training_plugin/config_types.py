@@ -432,6 +432,9 @@ unset (NCCL's 0)."""
     service_level: NotRequired[int]
     """roce / infiniband: NCCL_IB_SL, the InfiniBand service level (the priority on RoCE) of NCCL's
 traffic. Default: unset (NCCL's 0)."""
+    nvlink_domain_nodes: NotRequired[int]
+    """Rack-scale NVLink pools (GB200 / GB300): the most nodes one NVLink domain of this pool joins, e.g. 9
+for AWS's u-p6e-gb200x36 UltraServer. Default: the whole rack the GPU model comes in (18 for NVL72)."""
     fabric_check: NotRequired[FabricCheckSpec]
     """The fabric acceptance gate: `{enabled, nodes, minBusBandwidth, test, minBytes, maxBytes, image}`.
 Default: on for a fast fabric with minNodes of 2 or more, at the catalog's floor."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import repair
+from components import nvlink, repair
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
@@ -81,6 +81,8 @@ class Rendered:
             node = self.stack.node_checks.get(pool.name)
             lines.append(f"    node check: {node.summary() if node else 'off (nodeCheck.enabled is false)'}")
             lines.append(f"    repairs: {repair.pool_line(self.stack.config, pool)}")
+            if pool.nvlink_domain_nodes:
+                lines.append(f"    nvlink: {nvlink.pool_line(pool)}")
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"
@@ -91,7 +93,7 @@ class Rendered:
                 short = f"; below the fabric's bandwidth: {account.shortfall}" if account.shortfall else ""
                 lines.append(
                     f"    {p.spec.launcher:<10} {p.namespace}/{p.name}: {p.nodes} x {p.gpus_per_node} GPUs{each} "
-                    f"(world size {p.world_size}){_runtime(p)}{_placed(p)}{short}"
+                    f"(world size {p.world_size}){_runtime(p)}{_placed(p)}{_domain(p)}{short}"
                 )
                 lines.append(f"      node fault: {node_fault(p).describe()}")
         later = [
@@ -135,6 +137,14 @@ def _placed(plan: JobPlan) -> str:
     """`, <mode> in one <level>` when the job is placed by network topology."""
     placed = plan.placement
     return f", {placed.mode} in one {placed.level.name}" if placed else ""
+
+
+def _domain(plan: JobPlan) -> str:
+    """`, ComputeDomain <name> ...` for a job that shares rack-scale NVLink."""
+    if not plan.compute_domain:
+        return ""
+    where = f"in one NVLink domain ({nvlink.CLIQUE_LABEL})" if plan.one_domain else "across NVLink domains"
+    return f", ComputeDomain {plan.compute_domain} {where}"
 
 
 def render(stack: Stack) -> Rendered:

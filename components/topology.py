@@ -19,6 +19,11 @@ KUEUE_GROUP = "kueue.x-k8s.io/podset-group-name"
 # host); cluster-toolkit v1.95.0's examples/gke-a3-megagpu, gke-a3-ultragpu and gke-a4
 # kueue-configuration.yaml.tftpl use exactly these levels, then kubernetes.io/hostname.
 GCE_HOST = "gce-host"
+NVLINK_LEVEL = "nvlink"
+"""The level of rack-scale NVLink domains, between the network's finest level and the host."""
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""The node label naming a node's NVLink partition (`<cluster UUID>.<clique id>`): GPU Feature Discovery and the
+NVIDIA DRA driver's kubelet plugin set it; every node of one NVLink domain carries the same value."""
 _GKE = (
     ("block", "cloud.google.com/gce-topology-block"),
     ("subblock", "cloud.google.com/gce-topology-subblock"),
@@ -91,11 +96,23 @@ class Topology(Spec):
         return len(shared) - [level.name for level in shared].index(name)
 
 
-def provider_topology(provider: str, machine_type: str | None, declared: list[TopologyLevelSpec]) -> Topology | None:
-    """The topology of a pool's nodes: from the provider's labels, or the levels an existing cluster declares.
+def provider_topology(
+    provider: str, machine_type: str | None, declared: list[TopologyLevelSpec], *, nvlink: bool = False
+) -> Topology | None:
+    """The topology of a pool's nodes: from the provider's labels, or the levels an existing cluster declares;
+    with `nvlink` (a rack-scale NVLink pool), the NVLink domain as the finest level above the host.
 
     None when the pool's machines carry no topology labels (or an existing cluster declares no levels).
     """
+    found = _network_topology(provider, machine_type, declared)
+    if found is None or not nvlink or any(level.node_label == CLIQUE_LABEL for level in found.levels):
+        return found
+    domain = Level(name=NVLINK_LEVEL, node_label=CLIQUE_LABEL)
+    return Topology(name=f"{found.name}-nvlink", levels=[*found.levels[:-1], domain, found.levels[-1]])
+
+
+def _network_topology(provider: str, machine_type: str | None, declared: list[TopologyLevelSpec]) -> Topology | None:
+    """The levels of the network above a pool's nodes, then the host."""
     if provider in LABELLED_MACHINES and not (machine_type or "").startswith(LABELLED_MACHINES[provider]):
         return None
     host = Level(name=HOST, node_label=HOSTNAME_LABEL, one_node=True)

@@ -215,7 +215,9 @@ def _with_platform(config: StackConfig, pool: Pool) -> Pool:
     update: dict[str, Any] = {}
     topology = config.scheduler.topology
     if topology.enabled and config.scheduler.type != "none":
-        update["topology"] = provider_topology(pool.provider, pool.machine_type, topology.levels)
+        update["topology"] = provider_topology(
+            pool.provider, pool.machine_type, topology.levels, nvlink=pool.nvlink_domain_nodes > 0
+        )
     if config.trainer.enabled:
         update["runtimes"] = runtime_names(pool)
         update["mpi_image"] = config.trainer.mpi_image

@@ -107,6 +107,16 @@ NVSENTINEL = Chart(
 """NVIDIA NVSentinel: GPU and syslog health monitors, fault quarantine, node drainer (existing clusters). The
 newest release with versioned docs (docs.nvidia.com/nvsentinel, "Latest · v1.31.0"); charts are tagged with a
 leading v (the project README installs `--version v1.19.0`)."""
+DRA_DRIVER = Chart(
+    "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+    "0.5.0",
+    None,
+    "kubernetes-sigs/dra-driver-nvidia-gpu deployments/helm/dra-driver-nvidia-gpu",
+)
+"""The NVIDIA DRA driver (ComputeDomains, for rack-scale NVLink pools): chart and app 0.5.0, the version NVIDIA's AI
+Cluster Runtime pins; its Go module sigs.k8s.io/dra-driver-nvidia-gpu v0.5.0 is what `simulate` builds the
+ComputeDomain controller from. ComputeDomains are "fully supported"; GPU allocation through DRA is still a
+Technology Preview, so the stack turns it off and GPUs stay with the device plugin."""
 EKS_NODE_MONITORING_AGENT = "v1.7.0-eksbuild.1"
 """The EKS add-on `eks-node-monitoring-agent` (aws/eks-node-monitoring-agent v1.7.0, 2026-08-04: the chart's
 nodeAgent.image.tag). Its CI runs the e2e suite on the newest EKS Kubernetes version; the add-on's own
@@ -176,6 +186,7 @@ CHARTS = {
     "karpenter": KARPENTER,
     "cluster-autoscaler": CLUSTER_AUTOSCALER,
     "nvsentinel": NVSENTINEL,
+    "dra-driver-nvidia-gpu": DRA_DRIVER,
 }
 """Every chart, by the name its values are checked under."""
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from components.addons import (
     autoscaler,
+    dra_driver,
     gpu_operator,
     gpudirect,
     karpenter,
@@ -32,6 +33,7 @@ _GROUP_OWNERS = {
     "trainer.kubeflow.org": trainer.NAME,
     "jobset.x-k8s.io": trainer.NAME,
     "nvidia.com": gpu_operator.NAME,
+    "resource.nvidia.com": dra_driver.NAME,
     "karpenter.sh": karpenter.NAME,
     "karpenter.k8s.aws": karpenter.NAME,
 }
@@ -77,6 +79,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         scheduler.kueue(stack),
         trainer.release(stack),
         nvsentinel.release(stack),
+        dra_driver.release(stack),
         storage.nfs(stack),
         storage.efs(stack, efs_role_arn),
         storage.fsx(stack),

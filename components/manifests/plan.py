@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from components import quantity
+from components import nvlink, quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
@@ -65,6 +65,16 @@ class JobPlan:
     """cpu and memory of each worker: the job's, else its share of a known machine; empty when neither."""
     placement: Placement | None = None
     """Where in the network topology the job's pods land; None when anywhere."""
+    compute_domain: str | None = None
+    """Rack-scale NVLink: the job's ComputeDomain, whose IMEX channel every pod claims; None otherwise."""
+    one_domain: bool = False
+    """Every pod of the job lands in one NVLink domain (the job does not span domains)."""
+
+    @property
+    def claims(self) -> tuple[dict[str, str], ...]:
+        """The pod's dynamic resource claims: its fabric's, and its ComputeDomain's channel."""
+        own = (nvlink.channel_claim(self.compute_domain),) if self.compute_domain else ()
+        return (*self.fabric.claims, *own)
 
     @property
     def name(self) -> str:
@@ -115,12 +125,15 @@ def plan(
     fabric = profile(pool, spec.namespace)
     issues = job_issues(spec, pool, path, fabric=fabric)
     issues += _placement_issues(spec, pool, scheduler, path)
+    issues += _nvlink_issues(spec, pool, path)
     if issues:
         raise ConfigError(issues)
+    domain = nvlink.needs_domain(pool, spec.most_nodes)
     gpus = spec.gpus_per_node or pool.gpus_per_node
     requests = worker_requests(spec, pool, fabric)
     watchdog = TORCH_WATCHDOG_ENV if spec.launcher != "tensorflow" else {}
-    env = {"NCCL_DEBUG": "WARN", **watchdog, **fabric.env, **spec.nccl_env, **spec.env}
+    nvls = nvlink.ENV if domain else {}
+    env = {"NCCL_DEBUG": "WARN", **watchdog, **fabric.env, **nvls, **spec.nccl_env, **spec.env}
     queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
         queue = VOLCANO_DEFAULT_QUEUE
@@ -137,6 +150,8 @@ def plan(
         restart_policy=spec.restart_policy or ("Never" if spec.launcher in ("indexed", "trainjob") else "OnFailure"),
         requests=requests,
         placement=job_placement(spec, pool, scheduler),
+        compute_domain=spec.name if domain else None,
+        one_domain=domain and not spans_domains(spec),
     )
 
 
@@ -146,11 +161,21 @@ def _program(spec: TrainingJobSpec) -> str | None:
     return _RUNTIME_PROGRAMS[runtime] if runtime else _LAUNCHER_PROGRAMS.get(spec.launcher)
 
 
+def spans_domains(spec: TrainingJobSpec) -> bool:
+    """Whether the job says it may span NVLink domains: a topology level coarser than the NVLink domain, or only a
+    preference."""
+    topology = spec.topology
+    return topology is not None and (topology.mode == "preferred" or topology.level != nvlink.NVLINK_LEVEL)
+
+
 def job_placement(spec: TrainingJobSpec, pool: Pool, scheduler: SchedulerKind) -> Placement | None:
     """Where the job lands in its pool's network topology; None when the scheduler cannot place it."""
     if scheduler == "none" or (scheduler == "volcano" and spec.launcher not in _VOLCANO_PLACED):
         return None
     topology = spec.topology
+    if topology is None and nvlink.needs_domain(pool, spec.most_nodes) and pool.topology is not None:
+        # A job that shares an NVLink domain must fit in one: required, not preferred.
+        return placement(pool.topology, "required", nvlink.NVLINK_LEVEL, spec.world_nodes)
     return placement(
         pool.topology, topology.mode if topology else None, topology.level if topology else None, spec.world_nodes
     )
@@ -198,6 +223,34 @@ def _placement_issues(spec: TrainingJobSpec, pool: Pool, scheduler: SchedulerKin
             )
         ]
     return []
+
+
+def _nvlink_issues(spec: TrainingJobSpec, pool: Pool, path: str) -> list[Issue]:
+    """A job larger than one NVLink domain that does not say it spans domains."""
+    if not nvlink.needs_domain(pool, spec.most_nodes) or spans_domains(spec):
+        return []
+    if spec.most_nodes <= pool.nvlink_domain_nodes:
+        return []
+    p = f"{path}." if path else ""
+    field = "elastic.maxNodes" if spec.elastic else "nodes"
+    coarser = (
+        [level.name for level in pool.topology.levels if level.name != nvlink.NVLINK_LEVEL and not level.one_node]
+        if pool.topology
+        else []
+    )
+    span = (
+        f"name a coarser topology.level ({', '.join(coarser)})"
+        if coarser
+        else "turn on scheduler.topology and name a level coarser than nvlink in topology.level"
+    )
+    return [
+        Issue(
+            f"{p}{field}",
+            f"{spec.most_nodes} nodes, but one NVLink domain of pool '{pool.name}' joins at most "
+            f"{pool.nvlink_domain_nodes} (nodePools.nvlinkDomainNodes): ask for at most {pool.nvlink_domain_nodes}, "
+            f"or, to span domains (NVLink inside each, the network between them), {span}",
+        )
+    ]
 
 
 def worker_requests(spec: TrainingJobSpec, pool: Pool, fabric: FabricProfile) -> dict[str, str]:

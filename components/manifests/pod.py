@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components import quantity
+from components import nvlink, quantity
 from components.allocatable import GPU_RESOURCE
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
@@ -104,8 +104,8 @@ def worker_template(
         body["args"] = args
     body["env"] = [*(extra_env or []), *env_list(plan.env)]
     body["resources"] = {"limits": dict(resources), "requests": dict(resources)}
-    if plan.fabric.claims:
-        body["resources"]["claims"] = [{"name": c["name"]} for c in plan.fabric.claims]
+    if plan.claims:
+        body["resources"]["claims"] = [{"name": c["name"]} for c in plan.claims]
     if plan.fabric.capabilities:
         body["securityContext"] = {"capabilities": {"add": list(plan.fabric.capabilities)}}
     body["volumeMounts"] = mounts
@@ -121,13 +121,18 @@ def worker_template(
         pod["initContainers"] = [dict(s) for s in plan.fabric.sidecars]
     pod["containers"] = [body]
     pod["volumes"] = volumes
-    if plan.fabric.claims:
-        pod["resourceClaims"] = [dict(c) for c in plan.fabric.claims]
+    if plan.claims:
+        pod["resourceClaims"] = [dict(c) for c in plan.claims]
+    if plan.one_domain and plan.compute_domain:
+        pod["affinity"] = nvlink.same_domain_affinity({nvlink.DOMAIN_LABEL: plan.compute_domain})
 
     annotations = {**plan.fabric.annotations, **topology_annotations(plan, group=group), **(annotations or {})}
     if podgroup:
         annotations[VOLCANO_GROUP_ANNOTATION] = podgroup
-    meta: dict[str, Any] = {"labels": {INSTANCE_LABEL: plan.name, ROLE_LABEL: role, POOL_LABEL: plan.pool.name}}
+    labels = {INSTANCE_LABEL: plan.name, ROLE_LABEL: role, POOL_LABEL: plan.pool.name}
+    if plan.compute_domain:
+        labels[nvlink.DOMAIN_LABEL] = plan.compute_domain
+    meta: dict[str, Any] = {"labels": labels}
     if annotations:
         meta["annotations"] = annotations
     return {"metadata": meta, "spec": pod}

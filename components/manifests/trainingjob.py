@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import nvlink
 from components.manifests import deepspeed, gang, indexedjob
+from components.manifests.meta import INSTANCE_LABEL
 from components.manifests.mpijob import mpijob
 from components.manifests.plan import JobPlan
 from components.manifests.pytorchjob import pytorchjob
@@ -14,8 +16,11 @@ from components.manifests.trainjob import gang_size, trainjob
 
 
 def objects(plan: JobPlan) -> list[dict[str, Any]]:
-    """The job's supporting objects first (ConfigMap, Service, PodGroup, TrainingRuntime), the workload last."""
+    """The job's supporting objects first (ComputeDomain, ConfigMap, Service, PodGroup, TrainingRuntime), the
+    workload last."""
     out: list[dict[str, Any]] = []
+    if plan.compute_domain:
+        out.append(nvlink.compute_domain(plan.compute_domain, plan.namespace, {INSTANCE_LABEL: plan.name}))
     config = deepspeed.configmap(plan)
     if config is not None:
         out.append(config)

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from components import nvlink
 from components.manifests.failure import child_job_failure_policy, jobset_failure_policy
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.plan import JobPlan, SchedulerKind, plan
@@ -69,7 +70,9 @@ def pool_plan(pool: Pool, runtime: Runtime, scheduler: SchedulerKind) -> JobPlan
         nodes=1 if runtime == "torch" else 2,
     )
     base = plan(spec, pool, scheduler, path=f"trainer.runtimes.{runtime_name(pool.name, runtime)}")
-    return dataclasses.replace(base, placement=None)
+    # A pool's runtime belongs to no job, so to no job's ComputeDomain: a job that has one gets its own runtime.
+    env = {name: value for name, value in base.env.items() if name not in nvlink.ENV}
+    return dataclasses.replace(base, placement=None, compute_domain=None, one_domain=False, env=env)
 
 
 def pool_placement(pool: Pool) -> Placement | None:
@@ -134,6 +137,8 @@ def choose_runtime(job: JobPlan) -> RuntimeChoice:
         pool_fabric.resources,
     ):
         reasons.append(f"its pods attach the pool's networks in namespace {job.namespace}")
+    if job.compute_domain:
+        reasons.append(f"its pods claim the IMEX channel of its own ComputeDomain ({job.compute_domain})")
     if job.scheduler == "volcano" and job.spec.topology is not None and job.placement != pool_placement(pool):
         reasons.append("Volcano places it by its own topology")
     if reasons:

@@ -30,8 +30,8 @@ def trainjob(job: JobPlan, choice: RuntimeChoice | None = None) -> dict[str, Any
     base = choice.base
     resources = worker_resources(job)
     per_node: dict[str, Any] = {"limits": dict(resources), "requests": dict(resources)}
-    if job.fabric.claims:
-        per_node["claims"] = [{"name": c["name"]} for c in job.fabric.claims]
+    if job.claims:
+        per_node["claims"] = [{"name": c["name"]} for c in job.claims]
     trainer: dict[str, Any] = {
         "image": job.spec.image,
         "command": _command(job, runtime),

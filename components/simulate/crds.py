@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from components import versions, yamlio
@@ -99,6 +100,15 @@ SOURCES: tuple[CrdSource, ...] = (
         ("config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",),
     ),
     CrdSource(
+        "nvidia-dra-driver-gpu",
+        "sigs.k8s.io/dra-driver-nvidia-gpu",
+        _v(versions.DRA_DRIVER.version),
+        tuple(
+            f"deployments/helm/dra-driver-nvidia-gpu/crds/resource.nvidia.com_{kind}.yaml"
+            for kind in ("computedomains", "computedomaincliques")
+        ),
+    ),
+    CrdSource(
         "multus",
         "github.com/k8snetworkplumbingwg/network-attachment-definition-client",
         # The CRD Multus's thick daemonset manifest installs is this client's, unchanged since v1.
@@ -136,9 +146,12 @@ UNAVAILABLE: dict[str, str] = {
 """API groups we emit whose CRDs no module here provides, and why: their objects are not applied."""
 
 
-def definitions() -> Iterator[dict[str, Any]]:
-    """Every CRD of every source, downloading each module once."""
+def definitions(group: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every CRD of every source (of one API group's sources, by their file names), downloading each module
+    once."""
     for source in SOURCES:
+        if group is not None and not any(Path(name).name.startswith(f"{group}_") for name in source.files):
+            continue
         root = engines.download(source.module, source.version)
         for name in source.files:
             path = root / name

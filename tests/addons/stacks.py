@@ -100,6 +100,31 @@ def trainer_topology() -> Stack:
     return stack_file("dev", trainer={"enabled": True}, scheduler=scheduler)
 
 
+def rack_scale_existing() -> Stack:
+    """dev with a GB200 NVL72 pool beside its H100 one, and a 2-node job on it: the DRA driver's ComputeDomains."""
+    pools = [
+        *raw_config("dev")["nodePools"],
+        {
+            "name": "gb200",
+            "gpusPerNode": 4,
+            "gpuModel": "NVIDIA GB200",
+            "maxNodes": 18,
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"},
+        },
+    ]
+    jobs = [
+        {
+            "name": "mnnvl",
+            "launcher": "pytorch",
+            "image": "registry.example.com/training:v2.0",
+            "command": ["train.py"],
+            "nodes": 2,
+            "nodePool": "gb200",
+        }
+    ]
+    return stack_file("dev", nodePools=pools, jobs=jobs)
+
+
 STACKS = {
     "dev": lambda: stack_file("dev"),
     "prod": lambda: stack_file("prod"),
@@ -107,4 +132,5 @@ STACKS = {
     "everything-aws": everything_aws,
     "everything-existing": everything_existing,
     "trainer-topology": trainer_topology,
+    "rack-scale-existing": rack_scale_existing,
 }

@@ -104,7 +104,20 @@ def with_trainer(p: Pool) -> Pool:
 def with_topology(p: Pool, levels: list[dict[str, str]] | None = None) -> Pool:
     """The pool as a stack with scheduler.topology on resolves it (`levels` for an existing cluster)."""
     declared = [TopologyLevelSpec.model_validate(level) for level in levels or []]
-    return p.model_copy(update={"topology": provider_topology(p.provider, p.machine_type, declared)})
+    topology = provider_topology(p.provider, p.machine_type, declared, nvlink=p.nvlink_domain_nodes > 0)
+    return p.model_copy(update={"topology": topology})
+
+
+def gb200(**overrides: Any) -> Pool:
+    """An existing cluster's GB200 NVL72 pool: 4 GPUs per node, NVLink domains of 18 nodes."""
+    spec: dict[str, Any] = {
+        "name": "gb200",
+        "gpusPerNode": 4,
+        "gpuModel": "NVIDIA GB200",
+        "maxNodes": 36,
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"},
+    }
+    return pool("tcp", **{**spec, **overrides})
 
 
 def checked(

@@ -59,6 +59,7 @@ _VOLCANO_ACTIONS = "allocate, preempt, reclaim, backfill"
 # configuration add it last in the second tier.
 NETWORK_TOPOLOGY_PLUGIN = "network-topology-aware"
 DISCOVERY_INTERVAL = "10m"
+DRA_PREDICATE = "predicate.DynamicResourceAllocationEnable"
 
 # The Kueue chart's default manager configuration (kubernetes-sigs/kueue v0.19.2, charts/kueue/values.yaml
 # managerConfig.controllerManagerConfigYaml), minus its comments; a value for it replaces it whole.
@@ -141,7 +142,8 @@ def volcano(stack: Stack) -> HelmRelease | None:
     if stack.scheduler != "volcano":
         return None
     topology = stack.config.scheduler.topology.enabled
-    custom: dict[str, Any] = {"scheduler_config_override": volcano_scheduler_config(topology)}
+    claims = any(p.dranet or p.nvlink_domain_nodes for p in stack.pools.values())
+    custom: dict[str, Any] = {"scheduler_config_override": volcano_scheduler_config(topology, dra=claims)}
     topologies = _topologies(stack) if topology else []
     if topologies:
         custom["controller_config_override"] = volcano_discovery_config(topologies)
@@ -149,10 +151,16 @@ def volcano(stack: Stack) -> HelmRelease | None:
     return HelmRelease(VOLCANO_NAME, VOLCANO, "volcano-system", values)
 
 
-def volcano_scheduler_config(topology: bool = False) -> str:
-    """Volcano's scheduler configuration: preemption by priority and reclaim between queues, and with
-    topology placement the network-topology-aware plugin."""
+def volcano_scheduler_config(topology: bool = False, *, dra: bool = False) -> str:
+    """Volcano's scheduler configuration: preemption by priority and reclaim between queues, with topology
+    placement the network-topology-aware plugin, and with `dra` (pods that claim devices: a ComputeDomain's
+    channel, GKE's RDMA NICs) the predicates' dynamic resource allocation."""
     first, second = _VOLCANO_TIERS
+    if dra:
+        # Off by default in v1.14 (plugins/predicates/predicates.go); without it Volcano binds a pod whose claims
+        # nothing allocated, and the kubelet never starts it (found in simulate, tests/simulate/test_nvlink.py).
+        on = {"name": "predicates", "arguments": {DRA_PREDICATE: True}}
+        second = [on if plugin["name"] == "predicates" else plugin for plugin in second]
     tiers = [first, [*second, {"name": NETWORK_TOPOLOGY_PLUGIN}] if topology else second]
     config = {"actions": _VOLCANO_ACTIONS, "tiers": [{"plugins": plugins} for plugins in tiers]}
     return yaml.safe_dump(config, sort_keys=False)

@@ -8,6 +8,7 @@ from components.allocatable import allocatable
 from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL
 from components.pool import Pool
+from components.topology import CLIQUE_LABEL
 
 POOL_ANNOTATION = "gpu-training/simulated-pool"
 """Which of the stack's pools a fake node stands for (an annotation: nothing schedules by it)."""
@@ -27,7 +28,7 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/arch": "arm64" if pool.arch == "arm64" else "amd64",
         "type": "kwok",
     }
     if pool.machine_type:
@@ -37,9 +38,16 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
     if pool.gpu_model:
         labels["nvidia.com/gpu.product"] = pool.gpu_model.replace(" ", "-")
     labels |= {**pool.labels, **pool.node_selector}
+    finest = 4
+    if pool.nvlink_domain_nodes:
+        # One NVLink domain per nvlinkDomainNodes nodes, labelled as GPU Feature Discovery and the DRA driver do
+        # (`<cluster UUID>.<clique id>`).
+        finest = pool.nvlink_domain_nodes
+        labels[CLIQUE_LABEL] = f"{pool.name}-fabric.{index // finest}"
     if pool.topology:
-        # Sub-blocks of 4 nodes in blocks of 8 (each coarser level twice the last): a job may fit in one
-        # domain or span two, as on a real fabric. A level of one node per domain is named after the node.
+        # Sub-blocks of 4 nodes (or one NVLink domain) in blocks of twice that (each coarser level twice the last):
+        # a job may fit in one domain or span two, as on a real fabric. A level of one node per domain is named
+        # after the node.
         shared = [level for level in pool.topology.levels if not level.one_node]
         for level in pool.topology.levels:
             if level.node_label in labels:
@@ -47,7 +55,7 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
             if level.one_node:
                 labels[level.node_label] = name
             else:
-                size = 4 * 2 ** (len(shared) - 1 - shared.index(level))
+                size = finest * 2 ** (len(shared) - 1 - shared.index(level))
                 labels[level.node_label] = f"{pool.name}-{level.name}-{index // size}"
     return labels
 

@@ -23,6 +23,7 @@ from components.simulate import (
     apply,
     controlplane,
     crds,
+    dra_driver,
     engines,
     jobset,
     kueue,
@@ -44,7 +45,15 @@ NOT_SIMULATED = (
 )
 """What `simulate` does not simulate, said with every report."""
 
-CONTROLLERS: tuple[ModuleType, ...] = (volcano, kueue, jobset, trainer, training_operator, mpi_operator)
+CONTROLLERS: tuple[ModuleType, ...] = (
+    volcano,
+    kueue,
+    jobset,
+    trainer,
+    training_operator,
+    mpi_operator,
+    dra_driver,
+)
 """The controllers a stack may install, in start order (JobSet before the Trainer that makes JobSets)."""
 NODE_CAP = 64
 """Fake nodes per pool at most, unless --nodes says otherwise: enough for every job we have seen planned."""

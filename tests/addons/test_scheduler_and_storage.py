@@ -5,8 +5,9 @@ from __future__ import annotations
 import yaml
 
 from components.addons import scheduler, storage
+from components.addons.plan import plan
 from components.manifests import platform
-from tests.addons.stacks import everything_aws, raw_config, stack_file, trainer_topology
+from tests.addons.stacks import STACKS, everything_aws, raw_config, stack_file, trainer_topology
 from tests.support.schemas import assert_valid
 
 
@@ -164,3 +165,17 @@ def test_volcano_discovers_one_type_shared_by_the_pools_of_one_topology() -> Non
         "kubernetes.io/hostname",
     ]
     assert all(len(name) <= 20 for name in types), "Volcano skips longer type names"
+
+
+def test_volcano_allocates_dynamic_resource_claims_where_pods_carry_them() -> None:
+    """Without its DRA predicate Volcano v1.14 binds a pod whose ComputeDomain channel nothing allocated, and the
+    kubelet never starts it (tests/simulate/test_nvlink.py proves both on the real scheduler)."""
+
+    def predicates(stack: str) -> dict[str, object]:
+        release = next(r for r in plan(STACKS[stack]()).releases if r.name == scheduler.VOLCANO_NAME)
+        config = yaml.safe_load(release.values["custom"]["scheduler_config_override"])
+        plugins = [p for tier in config["tiers"] for p in tier["plugins"]]
+        return next(p for p in plugins if p["name"] == "predicates")
+
+    assert predicates("rack-scale-existing")["arguments"] == {scheduler.DRA_PREDICATE: True}
+    assert "arguments" not in predicates("dev"), "stacks without claims keep the chart's predicates"

@@ -4,7 +4,9 @@ Network interfaces follow AWS's layout for instances with several network cards 
 network bandwidth on Amazon EC2 instances with multiple network cards", EC2 User Guide): an ENA
 primary interface on card 0 / device 0, an EFA-only interface on card 0 / device 1, and an
 EFA-only interface on device 0 of every further card. EFA-only interfaces take no IP address, so a
-p5.48xlarge uses one VPC address for its 32 EFA devices.
+p5.48xlarge uses one VPC address for its 32 EFA devices. A type whose card 0 carries no EFA (p6-b300,
+p6e-gb200: the catalog's `first_efa_card`) gets the ENA primary alone on card 0 and its EFA-only interfaces
+on device 0 of cards 1 onwards (aws/aws-parallelcluster#7143, AWS engineering's layout for p6-b300).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from components.allocatable import allocatable
 from components.models import NodePoolSpec
 from components.pool import Pool
 
-AMI_TYPE = "AL2023_x86_64_NVIDIA"  # the EKS-optimized accelerated AMI: NVIDIA driver and toolkit baked in
+AMI_TYPES: dict[str, str] = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
+"""The EKS-optimized accelerated AMI (NVIDIA driver and toolkit baked in) for each CPU architecture: the EKS
+API's AMITypes (aws-sdk-go-v2 service/eks types: AMITypesAl2023X8664Nvidia, AMITypesAl2023Arm64Nvidia); Grace
+machines take the ARM one (EKS user guide, ml-eks-nvidia-ultraserver: the AL2023 ARM NVIDIA AMI)."""
 ROOT_DEVICE = "/dev/xvda"
 _EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 _CAPACITY_TYPE = {
@@ -30,9 +35,11 @@ _CAPACITY_TYPE = {
 
 def efa_layout(pool: Pool, network_cards: int) -> list[tuple[int, int, str]]:
     """(network card, device index, interface type) of each interface: one EFA device per network
-    card, behind an ENA primary interface on card 0."""
-    layout = [(0, 0, "interface"), (0, 1, "efa-only")]
-    layout += [(card, 0, "efa-only") for card in range(1, network_cards)]
+    card that carries EFA, behind an ENA primary interface on card 0."""
+    machine = pool.machine()
+    first = machine.first_efa_card if machine else 0
+    layout = [(0, 0, "interface")] + ([(0, 1, "efa-only")] if first == 0 else [])
+    layout += [(card, 0, "efa-only") for card in range(max(first, 1), network_cards)]
     return layout[: pool.efa_interfaces + 1]
 
 
@@ -105,7 +112,7 @@ def node_group_args(spec: NodePoolSpec, pool: Pool, *, node_repair: dict[str, An
     repair = {"node_repair_config": node_repair} if node_repair else {}
     return {
         **repair,
-        "ami_type": AMI_TYPE,
+        "ami_type": AMI_TYPES[pool.arch],
         "capacity_type": _CAPACITY_TYPE[spec.capacity.type],
         "scaling_config": {"min_size": spec.min_nodes, "max_size": pool.max_nodes, "desired_size": spec.min_nodes},
         "labels": dict(pool.labels),

@@ -15,6 +15,7 @@ import base64
 from datetime import datetime, timedelta
 from typing import Any
 
+from components import catalog
 from components.allocatable import allocatable
 from components.models import NodePoolSpec
 from components.pool import Pool
@@ -151,10 +152,17 @@ instances 30 minutes before the end, so pods get the other 30 minutes to drain a
 own scheduled action, 40 minutes before the end, would leave them 10)."""
 
 
-def capacity_block_scale_down(spec: NodePoolSpec) -> datetime | None:
+ULTRASERVER_BLOCK_DRAIN = timedelta(hours=1, minutes=30)
+"""The same for a Capacity Block of UltraServers, whose instances EC2 starts terminating 60 minutes before the end
+(AWS, as Karpenter's "Capacity Reservations" task page quotes it: "30 minutes (for instance types) or 60 minutes
+(for UltraServer types)"): pods keep their 30 minutes."""
+
+
+def capacity_block_scale_down(spec: NodePoolSpec, pool: Pool | None = None) -> datetime | None:
     """When a Capacity Block pool's node group goes to zero, if its block's end is known."""
     end = spec.capacity.end_time
-    return None if end is None else end - CAPACITY_BLOCK_DRAIN
+    ultraserver = bool(pool and catalog.ultraservers(pool.machine_type))
+    return None if end is None else end - (ULTRASERVER_BLOCK_DRAIN if ultraserver else CAPACITY_BLOCK_DRAIN)
 
 
 LOCAL_STORAGE_USER_DATA = """MIME-Version: 1.0

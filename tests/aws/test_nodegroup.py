@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from components.aws.nodegroup import launch_template_args, network_interfaces, node_group_args
+from components.aws.nodegroup import (
+    capacity_block_scale_down,
+    launch_template_args,
+    network_interfaces,
+    node_group_args,
+)
 from tests.aws.pools import aws_pool
 
 
@@ -142,3 +147,12 @@ def test_a_node_group_on_a_machine_with_instance_store_puts_it_in_raid0_through_
     assert "kind: NodeConfig" in user_data and "strategy: RAID0" in user_data
     spec, pool = aws_pool(localStorage="none")
     assert "user_data" not in launch_template_args(spec, pool)
+
+
+def test_an_ultraserver_block_scales_to_zero_90_minutes_before_its_end() -> None:
+    end = "2026-12-01T11:30:00Z"
+    block = {"type": "capacity-block", "reservationId": "cr-0fedcba9876543210", "endTime": end}
+    spec, pool = aws_pool(name="gb200", instanceType="p6e-gb200.36xlarge", capacity=block)
+    assert capacity_block_scale_down(spec, pool).isoformat() == "2026-12-01T10:00:00+00:00"
+    spec, pool = aws_pool(name="b300", instanceType="p6-b300.48xlarge", capacity=block)
+    assert capacity_block_scale_down(spec, pool).isoformat() == "2026-12-01T10:30:00+00:00"

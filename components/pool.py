@@ -147,6 +147,9 @@ class Pool(Spec):
     """EFA devices per node, requested whole by each worker."""
     efa_gpudirect: bool = False
     """EFA supports GPUDirect RDMA on this type (FI_EFA_USE_DEVICE_RDMA=1)."""
+    efa_dra: bool = False
+    """EFA devices come through the AWS EFA DRA driver: workers claim them (ResourceClaimTemplate) instead of
+    requesting vpc.amazonaws.com/efa (network.efa.mode dra)."""
     networks: list[PodNetwork] = Field(default_factory=list)
     """Secondary networks pods attach (infiniband / roce)."""
     rdma_resource: str | None = None
@@ -352,7 +355,7 @@ def resolve_pools(
     # The shared device plugin has one selector for the whole cluster.
     plugin = plugin_interfaces(network.rdma, network.networks, [n for p in pools for n in p.rail_networks()])
     resolved: dict[str, Pool] = {}
-    issues: list[Issue] = []
+    issues: list[Issue] = _efa_dra_issues(network, provider, kubernetes_version)
     for index, spec in enumerate(pools):
         path = f"nodePools[{index}]"
         if spec.name in resolved:
@@ -425,6 +428,14 @@ def _resolve(
     issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
     if provider == "aws" and rack:
         issues.extend(_check_eks_rack_scale(spec, gpu_model, kubernetes_version, path))
+    if fabric == "efa" and network.efa.mode == "dra" and provisioner == "karpenter":
+        issues.append(
+            Issue(
+                "network.efa.mode",
+                f"dra: pool '{spec.name}' is made by Karpenter, which the AWS EFA DRA driver does not support (EKS "
+                "user guide, device-management-efa): set its provisioner: nodegroup, or use mode device-plugin",
+            )
+        )
     dranet, found = _accelerator_network_profile(spec, fabric, machine, kubernetes_version, path)
     issues.extend(found)
     domain_nodes = spec.nvlink_domain_nodes or rack
@@ -499,6 +510,7 @@ def _resolve(
         dranet=dranet,
         efa_interfaces=machine.efa_interfaces if fabric == "efa" and machine else 0,
         efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
+        efa_dra=fabric == "efa" and network.efa.mode == "dra",
         networks=pod_networks,
         rdma_resource=rdma_resource,
         rdma_interfaces=exposed,
@@ -506,6 +518,27 @@ def _resolve(
         arch=machine.arch if machine else "x86_64",
         nvlink_domain_nodes=domain_nodes,
     ).model_copy(update=rail_fields), []
+
+
+EFA_DRA_VERSION = "1.34"
+"""The least EKS Kubernetes minor for the AWS EFA DRA driver (EKS user guide, "Manage EFA devices on Amazon EKS")."""
+
+
+def _efa_dra_issues(network: NetworkConfig, provider: Provider, kubernetes_version: str | None) -> list[Issue]:
+    """What stops EFA through DRA on this cluster: a provider other than EKS, or a Kubernetes minor before 1.34."""
+    if network.efa.mode != "dra":
+        return []
+    if provider != "aws":
+        return [Issue("network.efa.mode", "dra installs the AWS EFA DRA driver on EKS; drop it, or use device-plugin")]
+    if kubernetes_version and _minor(kubernetes_version) < _minor(EFA_DRA_VERSION):
+        return [
+            Issue(
+                "network.efa.mode",
+                f"dra needs Kubernetes {EFA_DRA_VERSION} or later on EKS (cluster.kubernetesVersion is "
+                f"{kubernetes_version}): raise it, or use mode device-plugin",
+            )
+        ]
+    return []
 
 
 EKS_RACK_SCALE_VERSION = "1.33"

@@ -100,6 +100,12 @@ def trainer_topology() -> Stack:
     return stack_file("dev", trainer={"enabled": True}, scheduler=scheduler)
 
 
+def efa_dra() -> Stack:
+    """prod with its p5 pool in a node group whose EFA devices come through the AWS EFA DRA driver."""
+    p5 = {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a", "provisioner": "nodegroup"}
+    return stack_file("prod", nodePools=[p5], network={"efa": {"mode": "dra"}})
+
+
 STACKS = {
     "dev": lambda: stack_file("dev"),
     "prod": lambda: stack_file("prod"),
@@ -107,4 +113,5 @@ STACKS = {
     "everything-aws": everything_aws,
     "everything-existing": everything_existing,
     "trainer-topology": trainer_topology,
+    "efa-dra": efa_dra,
 }

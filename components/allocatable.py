@@ -63,7 +63,7 @@ def allocatable(pool: Pool) -> dict[str, str | None]:
         "cpu": _cpu(pool),
         "memory": _memory(pool),
     }
-    if pool.efa_interfaces and pool.provider in ("aws", "existing"):
+    if pool.efa_interfaces and pool.provider in ("aws", "existing") and not pool.efa_dra:  # DRA: ResourceSlices
         amounts[EFA_RESOURCE] = str(pool.efa_interfaces)
     if pool.rdma_resource:
         amounts[pool.rdma_resource] = None

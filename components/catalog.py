@@ -113,6 +113,13 @@ class MachineType:
         return nvlink_domain_nodes(self.gpu_model)
 
     @property
+    def first_efa_card(self) -> int:
+        """AWS: the first network card that carries EFA: 0, or 1 on a type with fewer EFA interfaces than network
+        cards, whose card 0 carries ENA only (p6-b300, p6e-gb200). aws-parallelcluster infers it the same way from
+        DescribeInstanceTypes (cli/src/pcluster/templates/queues_stack.py, add_network_interfaces)."""
+        return 1 if 0 < self.efa_interfaces < self.network_cards else 0
+
+    @property
     def has_efa(self) -> bool:
         """Whether the type supports at least one EFA interface."""
         return self.efa_interfaces > 0
@@ -155,6 +162,7 @@ def _aws_family(
     rows: list[_AwsRow],
     *,
     gpudirect_rdma: bool = False,
+    arch: Arch = "x86_64",
 ) -> dict[str, MachineType]:
     """One AWS instance family: `family.size` for each row."""
     return {
@@ -169,6 +177,7 @@ def _aws_family(
             efa_interfaces=efa,
             network_cards=cards,
             gpudirect_rdma=gpudirect_rdma,
+            arch=arch,
         )
         for size, gpus, vcpus, memory, efa, cards in rows
     }
@@ -231,6 +240,42 @@ _AWS: dict[str, MachineType] = {
     # material says 1440 GB for 8 GPUs (180 GB each); 179 is the API figure. No AWS documentation
     # page confirming the EFA or card count was read.
     **_aws_family("p6-b200", "NVIDIA B200", 179, [("48xlarge", 8, 192, 2048, 8, 8)], gpudirect_rdma=True),
+    # P6-B300: 8x B300, 192 vCPU, 4096 GiB, 16 EFA on 17 cards. Card 0 carries ENA only; cards 1-16 carry EFA
+    # (see `first_efa_card`). Sources: [KIT] (gpu-memory 275040 MiB, about 268 GiB, which public nvidia-smi
+    # output shows too; NVIDIA's nominal figure is 288 GB; efa 16), [VPC] (17 cards, 4 interfaces each);
+    # aws/aws-parallelcluster#7143, quoting AWS engineering (2025-12): "P6-B300 has 17 network cards, of which
+    # the primary network card (network card index 0) only supports ENA". GPUDirect RDMA is inferred from the
+    # family; no page read says so for B300.
+    **_aws_family("p6-b300", "NVIDIA B300", 268, [("48xlarge", 8, 192, 4096, 16, 17)], gpudirect_rdma=True),
+    # P6e-GB200: 4x B200 on two GB200 superchips (Grace, arm64), 144 vCPU, 960 GiB; sold only as UltraServers
+    # (u-p6e-gb200x36: 9 instances, x72: 18) through Capacity Blocks. Neither [KIT] nor [VPC] lists the type
+    # (Karpenter's generator hard-codes it as a preview type), so its figures are weaker than the others':
+    # vCPU and memory: AWS's P6e-GB200 table as third-party copies of it show it (144 vCPU, 960 GiB, "740 GB"
+    # of GPU memory for 4 GPUs: 185 each, nominal, not an API figure); 17 network cards with EFA on cards 1-16
+    # and none on card 0: research turn3-peers section 3 (EKS UltraServer guide, aws-parallelcluster#6930) and
+    # aws-parallelcluster's add_network_interfaces (develop, 2026: "MaximumEfaInterfaces < MaximumNetworkCards
+    # -> NCI-0 does NOT support EFA (e.g., B300, GB200)"); AWS's UltraServer launch blog: "up to 17 400 Gbps
+    # NICs" per compute node. UNCONFIRMED: the EFA count (16 is the research's "max 16 EFA"; an ADT-derived
+    # note has 8 x 400 Gbps EFA on odd cards only) and GPUDirect RDMA (third-party tables say yes).
+    **_aws_family(
+        "p6e-gb200", "NVIDIA GB200", 185, [("36xlarge", 4, 144, 960, 16, 17)], gpudirect_rdma=True, arch="arm64"
+    ),
+    # G7e: RTX PRO 6000 Blackwell Server Edition, 96 GB. EFA from 8xlarge up: 1 on 8xlarge and 12xlarge, 2 on
+    # 24xlarge (2 cards), 4 on 48xlarge (4 cards). Sources: [KIT] (every figure; gpu-memory 98304 MiB), [VPC]
+    # (cards). GPUDirect RDMA over EFA is not recorded: no source read says so.
+    **_aws_family(
+        "g7e",
+        "NVIDIA RTX PRO 6000 Blackwell",
+        96,
+        [
+            ("2xlarge", 1, 8, 64, 0, 1),
+            ("4xlarge", 1, 16, 128, 0, 1),
+            ("8xlarge", 1, 32, 256, 1, 1),
+            ("12xlarge", 2, 48, 512, 1, 1),
+            ("24xlarge", 4, 96, 1024, 2, 2),
+            ("48xlarge", 8, 192, 2048, 4, 4),
+        ],
+    ),
     # G5: A10G 24 GB. EFA (1 interface) from 8xlarge up; one network card on every size.
     # Sources: AWS Batch, "Run GPU jobs", https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html
     # (GPUs, 24 GiB GPU memory, vCPUs and memory per size; read in its pt_BR, de_DE and ko_KR copies);
@@ -379,6 +424,21 @@ _AWS_LOCAL_NVME_GB = {
     "p5e.48xlarge": 30400,
     "p5en.48xlarge": 30400,
     "p6-b200.48xlarge": 30400,
+    "p6-b300.48xlarge": 30400,
+    # p6e-gb200: 22.5 TB, AWS's UltraServer figure (405 TB per u-p6e-gb200x72) over its 18 instances, as
+    # third-party copies of AWS's table give it; not an API figure.
+    "p6e-gb200.36xlarge": 22500,
+    **{
+        f"g7e.{size}": gb
+        for size, gb in (
+            ("2xlarge", 1900),
+            ("4xlarge", 1900),
+            ("8xlarge", 1900),
+            ("12xlarge", 3800),
+            ("24xlarge", 7600),
+            ("48xlarge", 15200),
+        )
+    },
     **{
         f"{family}.{size}": gb
         for family in ("g5", "g6e")
@@ -426,6 +486,22 @@ _AWS_NETWORK_GBPS: dict[str, float] = {
     "p5e.48xlarge": 3200,
     "p5en.48xlarge": 3200,
     "p6-b200.48xlarge": 3200,
+    "p6-b300.48xlarge": 6400,  # 16 x 400 Gbps EFA (aws-parallelcluster#7143; third-party: "6,400 Gbps EFA")
+    # p6e-gb200: [KIT]'s generated bandwidth table (zz_generated.bandwidth.go, 3200000 Mbps). AWS's UltraServer
+    # figure, 28.8 Tbps of EFA per u-p6e-gb200x72, is 1,600 Gbps per instance: which of the two NCCL can use
+    # is UNCONFIRMED.
+    "p6e-gb200.36xlarge": 3200,
+    **{
+        f"g7e.{size}": gbps
+        for size, gbps in (
+            ("2xlarge", 50),
+            ("4xlarge", 50),
+            ("8xlarge", 100),
+            ("12xlarge", 400),
+            ("24xlarge", 800),
+            ("48xlarge", 1600),
+        )
+    },
     **{
         f"{family}.{size}": gbps
         for family in ("g5", "g6")
@@ -512,10 +588,10 @@ _GCP = {
 
 # Bus bandwidth floors for the fabric check: GB/s at the largest message size across two nodes, from
 # published pass thresholds, never from one measurement. Machines without one get a floor derived from
-# their nominal fabric bandwidth (components/fabriccheck.py says how): p4d/p4de, p5e, p5en, p6-b200 and
-# the single-EFA g5/g6/g6e, for which no like-for-like threshold is published (awsome-distributed-training's
-# health check asks 300/800/900 GB/s of p4d/p5*/p6-b200, but of the in-place peak over 8 B-128 MB, and
-# only as a warning: it is not a figure of this measure).
+# their nominal fabric bandwidth (components/fabriccheck.py says how): p4d/p4de, p5e, p5en, p6-b200, p6-b300,
+# p6e-gb200, g7e and the single-EFA g5/g6/g6e, for which no like-for-like threshold is published
+# (awsome-distributed-training's health check asks 300/800/900 GB/s of p4d/p5*/p6-b200, but of the in-place
+# peak over 8 B-128 MB, and only as a warning: it is not a figure of this measure).
 _BUSBW_FLOORS: dict[str, tuple[float, str]] = {
     # NVIDIA AICR v0.11.1 recipes/overlays/h100-eks-ubuntu-training.yaml: all_reduce_perf 1K-16G,
     # out-of-place busbw of the largest size >= 300 GB/s, passed at 90% of it
@@ -569,6 +645,21 @@ _NVLINK_DOMAIN_NODES: dict[str, int] = {
     "NVIDIA GB200": 18,
     "NVIDIA GB300": 18,
 }
+
+
+# AWS UltraServers: the instances of one NVLink domain, bought together. A Capacity Block for them is bought per
+# UltraServer, not per instance: its offering names the UltraServer type and a count of UltraServers (EC2
+# DescribeCapacityBlockOfferings, UltraServerType and UltraServerCount), and a node group consumes it by its
+# cr- id like any Capacity Block. u-p6e-gb200x36 is 9 p6e-gb200.36xlarge (36 GPUs), u-p6e-gb200x72 18 (72 GPUs):
+# EKS user guide, ml-eks-nvidia-ultraserver; research turn3-peers section 2.3.
+_ULTRASERVERS: dict[str, dict[int, str]] = {
+    "p6e-gb200.36xlarge": {9: "u-p6e-gb200x36", 18: "u-p6e-gb200x72"},
+}
+
+
+def ultraservers(instance_type: str | None) -> dict[int, str]:
+    """AWS: the UltraServers an instance type is sold in, by instances per UltraServer; empty for other types."""
+    return dict(_ULTRASERVERS.get(instance_type or "", {}))
 
 
 def nvlink_domain_nodes(gpu_model: str | None) -> int:

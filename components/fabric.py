@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import gpudirect, quantity, versions
+from components import efadra, gpudirect, quantity, versions
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric
 from components.pool import Pool
 
@@ -86,12 +86,15 @@ def _efa(pool: Pool) -> FabricProfile:
     env["NCCL_BUFFSIZE"] = "8388608"
     env["NCCL_P2P_NET_CHUNKSIZE"] = "524288"
     env["NCCL_SOCKET_IFNAME"] = PRIMARY_INTERFACE
+    # Through the AWS EFA DRA driver the devices come as a claim, not as the device plugin's resource.
+    claim = {"name": efadra.CLAIM, "resourceClaimTemplateName": efadra.claim_template_name(pool)}
     return FabricProfile(
         fabric="efa",
         env=env,
-        resources={EFA_RESOURCE: str(pool.efa_interfaces)},
+        resources={} if pool.efa_dra else {EFA_RESOURCE: str(pool.efa_interfaces)},
         capabilities=("IPC_LOCK",),
         whole_node=True,
+        claims=(claim,) if pool.efa_dra else (),
     )
 
 

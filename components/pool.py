@@ -147,6 +147,9 @@ class Pool(Spec):
     """EFA devices per node, requested whole by each worker."""
     efa_gpudirect: bool = False
     """EFA supports GPUDirect RDMA on this type (FI_EFA_USE_DEVICE_RDMA=1)."""
+    efa_dra: bool = False
+    """EFA devices come through the AWS EFA DRA driver: workers claim them (ResourceClaimTemplate) instead of
+    requesting vpc.amazonaws.com/efa (network.efa.mode dra)."""
     networks: list[PodNetwork] = Field(default_factory=list)
     """Secondary networks pods attach (infiniband / roce)."""
     rdma_resource: str | None = None
@@ -352,7 +355,7 @@ def resolve_pools(
     # The shared device plugin has one selector for the whole cluster.
     plugin = plugin_interfaces(network.rdma, network.networks, [n for p in pools for n in p.rail_networks()])
     resolved: dict[str, Pool] = {}
-    issues: list[Issue] = []
+    issues: list[Issue] = _efa_dra_issues(network, provider, kubernetes_version)
     for index, spec in enumerate(pools):
         path = f"nodePools[{index}]"
         if spec.name in resolved:
@@ -413,9 +416,9 @@ def _resolve(
 
     machine_fabric = _default_fabric(machine, provider)
     fabric = spec.fabric or machine_fabric
-    provisioner = {"aws": spec.provisioner or ("karpenter" if spec.min_nodes == 0 else "nodegroup"), "gcp": "gke"}.get(
-        provider
-    )
+    gpu_model = spec.gpu_model or (machine.gpu_model if machine else None)
+    rack = catalog.nvlink_domain_nodes(gpu_model)
+    provisioner = {"aws": spec.provisioner or _eks_provisioner(spec, rack_scale=bool(rack)), "gcp": "gke"}.get(provider)
     local_disks = bool(machine and machine.local_storage_gb) and provider != "existing"
     local_storage = (spec.local_storage or ("raid0" if local_disks else "none")) == "raid0"
     placement = spec.placement or _default_placement(provider, zone, spec.capacity.type)
@@ -423,10 +426,18 @@ def _resolve(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
     issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
+    if provider == "aws" and rack:
+        issues.extend(_check_eks_rack_scale(spec, gpu_model, kubernetes_version, path))
+    if fabric == "efa" and network.efa.mode == "dra" and provisioner == "karpenter":
+        issues.append(
+            Issue(
+                "network.efa.mode",
+                f"dra: pool '{spec.name}' is made by Karpenter, which the AWS EFA DRA driver does not support (EKS "
+                "user guide, device-management-efa): set its provisioner: nodegroup, or use mode device-plugin",
+            )
+        )
     dranet, found = _accelerator_network_profile(spec, fabric, machine, kubernetes_version, path)
     issues.extend(found)
-    gpu_model = spec.gpu_model or (machine.gpu_model if machine else None)
-    rack = catalog.nvlink_domain_nodes(gpu_model)
     domain_nodes = spec.nvlink_domain_nodes or rack
     if spec.nvlink_domain_nodes is not None and not rack:
         issues.append(
@@ -499,6 +510,7 @@ def _resolve(
         dranet=dranet,
         efa_interfaces=machine.efa_interfaces if fabric == "efa" and machine else 0,
         efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
+        efa_dra=fabric == "efa" and network.efa.mode == "dra",
         networks=pod_networks,
         rdma_resource=rdma_resource,
         rdma_interfaces=exposed,
@@ -506,6 +518,83 @@ def _resolve(
         arch=machine.arch if machine else "x86_64",
         nvlink_domain_nodes=domain_nodes,
     ).model_copy(update=rail_fields), []
+
+
+EFA_DRA_VERSION = "1.34"
+"""The least EKS Kubernetes minor for the AWS EFA DRA driver (EKS user guide, "Manage EFA devices on Amazon EKS")."""
+
+
+def _efa_dra_issues(network: NetworkConfig, provider: Provider, kubernetes_version: str | None) -> list[Issue]:
+    """What stops EFA through DRA on this cluster: a provider other than EKS, or a Kubernetes minor before 1.34."""
+    if network.efa.mode != "dra":
+        return []
+    if provider != "aws":
+        return [Issue("network.efa.mode", "dra installs the AWS EFA DRA driver on EKS; drop it, or use device-plugin")]
+    if kubernetes_version and _minor(kubernetes_version) < _minor(EFA_DRA_VERSION):
+        return [
+            Issue(
+                "network.efa.mode",
+                f"dra needs Kubernetes {EFA_DRA_VERSION} or later on EKS (cluster.kubernetesVersion is "
+                f"{kubernetes_version}): raise it, or use mode device-plugin",
+            )
+        ]
+    return []
+
+
+EKS_RACK_SCALE_VERSION = "1.33"
+"""The least EKS Kubernetes minor for rack-scale NVLink pools (p6e-gb200): DRA, which ComputeDomains need (EKS user
+guide, "Use P6e-GB200 UltraServers with Amazon EKS", ml-eks-nvidia-ultraserver)."""
+
+
+def _eks_provisioner(spec: NodePoolSpec, *, rack_scale: bool) -> str:
+    """What makes an EKS pool's nodes unless the pool says: a node group for rack-scale NVLink pools (Karpenter
+    cannot run their DRA driver) and for pools that keep nodes warm, Karpenter for the others."""
+    return "nodegroup" if rack_scale or spec.min_nodes > 0 else "karpenter"
+
+
+def _check_eks_rack_scale(
+    spec: NodePoolSpec, gpu_model: str | None, kubernetes_version: str | None, path: str
+) -> list[Issue]:
+    """What EKS asks of a rack-scale NVLink pool (EKS user guide, ml-eks-nvidia-ultraserver): DRA for its
+    ComputeDomains, so a managed node group on Kubernetes 1.33 or later, and Capacity Blocks, the only way the
+    UltraServers are sold."""
+    issues: list[Issue] = []
+    what = spec.instance_type or gpu_model or "this pool"
+    if spec.provisioner == "karpenter":
+        issues.append(
+            Issue(
+                f"{path}.provisioner",
+                f"{what} joins NVLink across nodes through ComputeDomains, which need DRA, and Karpenter (like EKS "
+                "Auto Mode) does not support DRA (EKS user guide, ml-eks-nvidia-ultraserver): use provisioner: "
+                "nodegroup, the default for these pools",
+            )
+        )
+    if spec.capacity.type != "capacity-block":
+        issues.append(
+            Issue(
+                f"{path}.capacity.type",
+                f"{what} is sold only as UltraServers through Capacity Blocks (no on-demand, spot or reservation): "
+                "set capacity: {type: capacity-block, reservationId: <the block's cr- id>}",
+            )
+        )
+    if kubernetes_version and _minor(kubernetes_version) < _minor(EKS_RACK_SCALE_VERSION):
+        issues.append(
+            Issue(
+                "cluster.kubernetesVersion",
+                f"pool '{spec.name}' ({what}) needs DRA for its ComputeDomains: use Kubernetes "
+                f"{EKS_RACK_SCALE_VERSION} or later",
+            )
+        )
+    sizes = catalog.ultraservers(spec.instance_type)
+    if sizes and spec.nvlink_domain_nodes is not None and spec.nvlink_domain_nodes not in sizes:
+        offered = ", ".join(f"{nodes} ({name})" for nodes, name in sorted(sizes.items()))
+        issues.append(
+            Issue(
+                f"{path}.nvlinkDomainNodes",
+                f"{spec.nvlink_domain_nodes} nodes is no UltraServer of {what}; AWS sells {offered} instances",
+            )
+        )
+    return issues
 
 
 def _machine(spec: NodePoolSpec, provider: Provider, path: str, issues: list[Issue]) -> catalog.MachineType | None:

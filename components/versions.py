@@ -74,6 +74,12 @@ EFA_DEVICE_PLUGIN = Chart(
     "https://aws.github.io/eks-charts",
     "aws/eks-charts stable/aws-efa-k8s-device-plugin",
 )
+AWS_DRANET = Chart("aws-dranet", "1.0.0", "https://aws.github.io/eks-charts", "aws/eks-charts stable/aws-dranet")
+"""The AWS EFA DRA driver (dranet; image eks/dranet v1.2.0-eksbuild.2, the chart's appVersion): a DaemonSet
+publishing each node's EFA devices as ResourceSlices, and the DeviceClass efa.networking.k8s.aws (aws/eks-charts
+@5239609 stable/aws-dranet, added 2026-04-30). EKS recommends it on Kubernetes 1.34 and later with managed or
+self-managed node groups, not with Karpenter or Auto Mode (EKS user guide, "Manage EFA devices on Amazon EKS");
+the chart's README asks for Kubernetes 1.35."""
 EFS_CSI_DRIVER = Chart(
     "aws-efs-csi-driver",
     "4.4.1",
@@ -180,6 +186,7 @@ CHARTS = {
     "kueue": KUEUE,
     "kubeflow-trainer": TRAINER,
     "aws-efa-k8s-device-plugin": EFA_DEVICE_PLUGIN,
+    "aws-dranet": AWS_DRANET,
     "aws-efs-csi-driver": EFS_CSI_DRIVER,
     "aws-fsx-csi-driver": FSX_CSI_DRIVER,
     "csi-driver-nfs": NFS_CSI_DRIVER,

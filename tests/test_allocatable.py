@@ -37,7 +37,9 @@ def _stack_variants(tmp: Path) -> list[Path]:
             continue
         for spec in pools:
             if spec.get("provisioner", "karpenter" if not spec.get("minNodes") else "nodegroup") == "karpenter":
-                spec["provisioner"], spec["minNodes"] = "nodegroup", max(spec.get("minNodes", 0), 1)
+                # A Capacity Block pool starts empty on either provisioner (and a rack-scale pool is a node group).
+                block = spec.get("capacity", {}).get("type") == "capacity-block"
+                spec["provisioner"], spec["minNodes"] = "nodegroup", 0 if block else max(spec.get("minNodes", 0), 1)
             else:
                 spec["provisioner"], spec["minNodes"] = "karpenter", 0
         other = tmp / f"other-provisioner-{path.parent.name}-{path.name}"
@@ -164,7 +166,9 @@ def pools(draw: st.DrawFn) -> Pool:
     spec: dict[str, Any] = {"name": "gpus", "maxNodes": draw(st.integers(min_value=1, max_value=8))}
     if provider == "aws":
         spec |= {"instanceType": name, "zone": "us-east-1a"}
-        if draw(st.booleans()):
+        if catalog.ultraservers(name):  # sold only through Capacity Blocks, whose pools start empty
+            spec["capacity"] = {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"}
+        elif draw(st.booleans()):
             spec |= {"provisioner": "nodegroup", "minNodes": 1}
         if machine.has_efa and draw(st.booleans()):
             spec["fabric"] = "tcp"  # opting out of EFA

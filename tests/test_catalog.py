@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.catalog import MachineType, Provider, lookup, names
+from components.catalog import MachineType, Provider, lookup, names, ultraservers
 
 PROVIDERS: tuple[Provider, ...] = ("aws", "gcp")
 
@@ -40,7 +40,7 @@ REQUIRED_GCP = {
 }
 
 # P instances whose EFA does GPUDirect RDMA; no other catalogued type does.
-RDMA_FAMILIES = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200"}
+RDMA_FAMILIES = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200"}
 
 
 def all_entries() -> list[MachineType]:
@@ -194,10 +194,65 @@ def test_gpudirect_rdma_is_exactly_the_p4d_and_newer_p_families() -> None:
             assert entry.has_efa, entry.name
 
 
-def test_multi_card_aws_types_have_one_efa_per_card() -> None:
+def test_multi_card_aws_types_have_one_efa_per_card_but_card_0_of_the_2026_machines() -> None:
+    # p6-b300 and p6e-gb200: 17 cards, and card 0 carries ENA only (aws-parallelcluster#7143).
     for entry in all_entries():
         if entry.provider == "aws" and entry.network_cards > 1:
-            assert entry.efa_interfaces == entry.network_cards, entry.name
+            assert entry.efa_interfaces == entry.network_cards - entry.first_efa_card, entry.name
+    assert [n for n in names("aws") if lookup("aws", n).first_efa_card] == ["p6-b300.48xlarge", "p6e-gb200.36xlarge"]
+
+
+def test_p6_b300_has_8_b300s_16_efa_on_17_cards_and_6400_gbps() -> None:
+    b300 = lookup("aws", "p6-b300.48xlarge")
+    assert (b300.gpus, b300.gpu_model, b300.gpu_memory_gib, b300.vcpus, b300.memory_gib) == (
+        8,
+        "NVIDIA B300",
+        268,
+        192,
+        4096,
+    )
+    assert (b300.efa_interfaces, b300.network_cards, b300.first_efa_card) == (16, 17, 1)
+    assert (b300.network_gbps, b300.fabric_gbps, b300.fabric) == (6400, 6400, "efa")
+    assert (b300.local_storage_gb, b300.arch, b300.nvlink_domain_nodes) == (30400, "x86_64", 0)
+    assert b300.gpudirect_rdma and not b300.busbw_floor_gbs, "no published floor: the fabric check derives it"
+
+
+def test_p6e_gb200_is_a_4_gpu_grace_machine_in_an_18_node_nvlink_domain_sold_as_ultraservers() -> None:
+    gb200 = lookup("aws", "p6e-gb200.36xlarge")
+    assert (gb200.gpus, gb200.gpu_model, gb200.vcpus, gb200.memory_gib, gb200.arch) == (
+        4,
+        "NVIDIA GB200",
+        144,
+        960,
+        "arm64",
+    )
+    assert (gb200.efa_interfaces, gb200.network_cards, gb200.first_efa_card, gb200.network_gbps) == (16, 17, 1, 3200)
+    assert gb200.nvlink_domain_nodes == 18
+    assert ultraservers("p6e-gb200.36xlarge") == {9: "u-p6e-gb200x36", 18: "u-p6e-gb200x72"}
+    assert ultraservers("p6-b300.48xlarge") == {}
+
+
+@pytest.mark.parametrize(
+    ("size", "gpus", "efa", "cards", "gbps"),
+    [
+        ("2xlarge", 1, 0, 1, 50),
+        ("4xlarge", 1, 0, 1, 50),
+        ("8xlarge", 1, 1, 1, 100),
+        ("12xlarge", 2, 1, 1, 400),
+        ("24xlarge", 4, 2, 2, 800),
+        ("48xlarge", 8, 4, 4, 1600),
+    ],
+)
+def test_g7e_sizes(size: str, gpus: int, efa: int, cards: int, gbps: float) -> None:
+    g7e = lookup("aws", f"g7e.{size}")
+    assert (g7e.gpus, g7e.gpu_memory_gib, g7e.efa_interfaces, g7e.network_cards, g7e.network_gbps) == (
+        gpus,
+        96,
+        efa,
+        cards,
+        gbps,
+    )
+    assert g7e.fabric == ("efa" if efa else "tcp") and not g7e.gpudirect_rdma
 
 
 def test_small_g_sizes_have_no_efa_and_8xlarge_up_do() -> None:

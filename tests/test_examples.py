@@ -114,3 +114,33 @@ def test_a_pool_zone_where_eks_cannot_run_is_refused_at_deploy_time(
     use_stack(pulumi_mocks, MINIMAL / "Pulumi.aws.yaml", config)
     with pytest.raises(StackConfigError, match="pool zone us-east-1e is not a zone of us-east-1 where EKS can run"):
         run(lambda: stacks.run(stacks.load()))
+
+
+def test_the_blackwell_aws_stack_renders_objects_that_validate_and_shows_each_pools_full_bandwidth() -> None:
+    rendered = render(resolve_file(MINIMAL / "Pulumi.aws-blackwell.yaml"))
+    assert_valid(*rendered.objects)
+    summary = rendered.summary()
+    assert "pool b300 (p6-b300.48xlarge, 8x NVIDIA B300 GPU, efa, 16 EFA, 6400 of 6400 Gbps" in summary
+    assert "pool gb200 (p6e-gb200.36xlarge, 4x NVIDIA GB200 GPU, efa, 16 EFA, 3200 of 3200 Gbps" in summary
+
+
+def test_the_blackwell_aws_stack_runs_under_mocks_with_b300s_card_0_free_of_efa_and_arm64_gb200s(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    deploy_minimal(pulumi_mocks, "aws-blackwell", monkeypatch)
+    templates = {t.name: t.inputs for t in pulumi_mocks.of_type("aws:ec2/launchTemplate:LaunchTemplate")}
+    b300 = next(t for name, t in templates.items() if name.endswith("b300"))
+    interfaces = b300["networkInterfaces"]
+    assert [(i["networkCardIndex"], i["interfaceType"]) for i in interfaces if i["networkCardIndex"] == 0] == [
+        (0, "interface")
+    ], "card 0 carries ENA only"
+    efa = [i for i in interfaces if i["interfaceType"] == "efa-only"]
+    assert sorted(i["networkCardIndex"] for i in efa) == list(range(1, 17))
+    assert b300["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    groups = {g.inputs["nodeGroupName"]: g.inputs for g in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup")}
+    gb200 = next(g for name, g in groups.items() if name.endswith("gb200"))
+    assert (gb200["amiType"], gb200["capacityType"]) == ("AL2023_ARM_64_NVIDIA", "CAPACITY_BLOCK")
+    assert gb200["scalingConfig"]["maxSize"] == 18
+    b300_group = next(g for name, g in groups.items() if name.endswith("b300"))
+    assert b300_group["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert not pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool"), "both pools are node groups"

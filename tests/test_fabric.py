@@ -65,6 +65,24 @@ def test_efa_requests_every_efa_device_of_a_p5() -> None:
     assert efa.resources["vpc.amazonaws.com/efa"] == "32"
 
 
+def test_efa_through_dra_claims_the_nodes_efa_devices_instead_of_requesting_them() -> None:
+    spec = NodePoolSpec(name="b300", instance_type="p6-b300.48xlarge", max_nodes=2, zone="us-east-1a")
+    config = NetworkConfig.model_validate({"efa": {"mode": "dra"}})
+    pools, issues = resolve_pools([spec.model_copy(update={"provisioner": "nodegroup"})], "aws", "us-east-1", config)
+    assert not issues, issues
+    efa = profile(pools["b300"], "training")
+    assert "vpc.amazonaws.com/efa" not in efa.resources
+    assert efa.claims == ({"name": "efa", "resourceClaimTemplateName": "b300-efa"},)
+    assert efa.env["FI_PROVIDER"] == "efa" and efa.whole_node
+
+
+def test_efa_through_dra_is_refused_off_eks() -> None:
+    spec = NodePoolSpec(name="gpu", gpus_per_node=8, max_nodes=2, node_selector={"a": "b"})
+    config = NetworkConfig.model_validate({"efa": {"mode": "dra"}})
+    _, issues = resolve_pools([spec], "existing", None, config)
+    assert [i.path for i in issues] == ["network.efa.mode"]
+
+
 def test_efa_requests_no_huge_pages_and_tells_libfabric() -> None:
     # Karpenter's instance types and our node groups advertise no huge pages: a request would never schedule.
     efa = profile(pool("efa"), "training")
@@ -348,6 +366,8 @@ def test_gpudirect_is_refused_off_gke(provider: str) -> None:
 
 def catalog_pool(provider: str, name: str) -> Pool:
     key = {"instanceType": name, "zone": "us-east-1a"} if provider == "aws" else {"machineType": name}
+    if catalog.ultraservers(name):  # sold only through Capacity Blocks
+        key["capacity"] = {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"}
     spec = NodePoolSpec.model_validate({"name": "gpu", "maxNodes": 2, **key})
     pools, issues = resolve_pools(
         [spec], provider, "us-east-1" if provider == "aws" else "us-central1", NetworkConfig()

@@ -636,3 +636,72 @@ def test_the_autoscaler_ignores_the_node_check_taint_when_it_sizes_a_node_group(
     unchecked = {**P5, "minNodes": 1, "nodeCheck": {"enabled": False}}
     release = autoscaler.release(resolve_stack(parse_stack({"cluster": cluster, "nodePools": [unchecked]})))
     assert release is not None and "extraArgs" not in release.values
+
+
+# -- Rack-scale NVLink on EKS (p6e-gb200 UltraServers) -------------------------------------------------------
+
+GB200 = {
+    "name": "gb200",
+    "instanceType": "p6e-gb200.36xlarge",
+    "maxNodes": 18,
+    "zone": "us-east-1a",
+    "capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
+}
+
+
+def eks(spec: dict[str, Any], version: str = "1.35") -> tuple[dict[str, Pool], list[Issue]]:
+    return resolve_pools(
+        [NodePoolSpec.model_validate(spec)], "aws", "us-east-1", NetworkConfig(), kubernetes_version=version
+    )
+
+
+def test_a_gb200_pool_is_a_node_group_of_arm64_nodes_even_when_it_scales_from_zero() -> None:
+    pools, issues = eks(GB200)
+    assert not issues, issues
+    gb200 = pools["gb200"]
+    assert (gb200.provisioner, gb200.min_nodes, gb200.arch) == ("nodegroup", 0, "arm64")
+    assert (gb200.nvlink_domain_nodes, gb200.efa_interfaces, gb200.fabric_gbps) == (18, 16, 3200)
+    assert gb200.autoscaled, "the Cluster Autoscaler scales it between 0 and maxNodes"
+
+
+def test_karpenter_for_a_gb200_pool_is_refused_for_want_of_dra() -> None:
+    _, issues = eks({**GB200, "provisioner": "karpenter"})
+    message = issue_at(issues, "nodePools[0].provisioner").message
+    assert "DRA" in message and "Karpenter" in message and "provisioner: nodegroup" in message
+
+
+@pytest.mark.parametrize(
+    "capacity", [{"type": "on-demand"}, {"type": "spot"}, {"type": "reservation", "reservationId": "cr-1"}]
+)
+def test_a_gb200_pool_takes_capacity_blocks_only(capacity: dict[str, str]) -> None:
+    _, issues = eks({**GB200, "capacity": capacity})
+    assert "Capacity Blocks" in issue_at(issues, "nodePools[0].capacity.type").message
+
+
+def test_a_gb200_pool_needs_kubernetes_1_33() -> None:
+    _, issues = eks(GB200, version="1.32")
+    assert "1.33 or later" in issue_at(issues, "cluster.kubernetesVersion").message
+    assert not eks(GB200, version="1.33")[1]
+
+
+@pytest.mark.parametrize(("nodes", "ok"), [(9, True), (18, True), (4, False), (12, False)])
+def test_a_gb200_domain_is_an_ultraserver(nodes: int, ok: bool) -> None:
+    pools, issues = eks({**GB200, "nvlinkDomainNodes": nodes})
+    if ok:
+        assert not issues and pools["gb200"].nvlink_domain_nodes == nodes
+    else:
+        message = issue_at(issues, "nodePools[0].nvlinkDomainNodes").message
+        assert "9 (u-p6e-gb200x36)" in message and "18 (u-p6e-gb200x72)" in message
+
+
+def test_a_b300_pool_is_no_rack_and_keeps_the_usual_defaults() -> None:
+    pools, issues = eks({"name": "b300", "instanceType": "p6-b300.48xlarge", "maxNodes": 2, "zone": "us-east-1a"})
+    assert not issues
+    b300 = pools["b300"]
+    assert (b300.provisioner, b300.arch, b300.nvlink_domain_nodes, b300.efa_interfaces, b300.fabric_gbps) == (
+        "karpenter",
+        "x86_64",
+        0,
+        16,
+        6400,
+    )

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from components import efadra
 from components.addons import gpu_operator
 from components.addons.install import HelmRelease, RemoteInstall
 from components.manifests.meta import metadata
@@ -14,6 +15,7 @@ from components.models.network import plugin_interfaces
 from components.pool import taints_of
 from components.validation import Stack
 from components.versions import (
+    AWS_DRANET,
     EFA_DEVICE_PLUGIN,
     MULTUS,
     MULTUS_IMAGE,
@@ -32,6 +34,7 @@ NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
 SRIOV_NAME = "sriov-network-operator"
 SRIOV_NAMESPACE = "sriov-network-operator"
 EFA_NAME = "aws-efa-k8s-device-plugin"
+EFA_DRA_NAME = "aws-dranet"
 MELLANOX_REPOSITORY = "nvcr.io/nvidia/mellanox"
 NIC_CLUSTER_POLICY = "nic-cluster-policy"  # the only name the Network Operator acts on
 MELLANOX_VENDOR = "15b3"
@@ -186,9 +189,35 @@ def sriov_policies(stack: Stack) -> list[dict[str, Any]]:
 
 
 def efa_device_plugin(stack: Stack) -> HelmRelease | None:
-    """The EFA device plugin on AWS, tolerating the taints of the EFA pools."""
-    efa = [p for p in stack.pools.values() if p.fabric == "efa"]
+    """The EFA device plugin on AWS, tolerating the taints of the EFA pools (unless the EFA DRA driver serves them)."""
+    efa = [p for p in stack.pools.values() if p.fabric == "efa" and not p.efa_dra]
     if stack.config.cluster.provider != "aws" or not efa:
         return None
     values = {"tolerations": tolerations(taints_of(efa, startup=True))}
     return HelmRelease(EFA_NAME, EFA_DEVICE_PLUGIN, "kube-system", values)
+
+
+def efa_dra_driver(stack: Stack) -> HelmRelease | None:
+    """The AWS EFA DRA driver (network.efa.mode dra) on EKS, tolerating the taints of the EFA pools, with its
+    DeviceClass."""
+    efa = [p for p in stack.pools.values() if p.efa_dra]
+    if stack.config.cluster.provider != "aws" or not efa:
+        return None
+    # The chart already keeps its DaemonSet to EFA instance types (supportedInstanceLabels).
+    values = {"tolerations": tolerations(taints_of(efa, startup=True))}
+    return HelmRelease(EFA_DRA_NAME, AWS_DRANET, "kube-system", values)
+
+
+def efa_claim_templates(stack: Stack) -> list[dict[str, Any]]:
+    """The ResourceClaimTemplate of each EFA-through-DRA pool in every namespace its jobs or its fabric check run
+    in."""
+    out: list[dict[str, Any]] = []
+    for pool in stack.pools.values():
+        if not pool.efa_dra:
+            continue
+        used = {plan.namespace for plan in stack.jobs if plan.pool.name == pool.name}
+        check = stack.checks.get(pool.name)
+        if check is not None:
+            used.add(check.namespace)
+        out += [efadra.claim_template(pool, namespace) for namespace in sorted(used)]
+    return out

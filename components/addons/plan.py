@@ -75,6 +75,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         network.network_operator(stack),
         network.sriov_operator(stack),
         network.efa_device_plugin(stack),
+        network.efa_dra_driver(stack),
         scheduler.volcano(stack),
         scheduler.kueue(stack),
         trainer.release(stack),
@@ -92,6 +93,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
     ]
     objects: list[dict[str, Any]] = karpenter.objects(stack)
     objects += gpudirect.objects(stack)
+    objects += network.efa_claim_templates(stack)
     policy = network.nic_cluster_policy(stack)
     if policy is not None:
         objects.append(policy)

@@ -4,7 +4,9 @@ Network interfaces follow AWS's layout for instances with several network cards 
 network bandwidth on Amazon EC2 instances with multiple network cards", EC2 User Guide): an ENA
 primary interface on card 0 / device 0, an EFA-only interface on card 0 / device 1, and an
 EFA-only interface on device 0 of every further card. EFA-only interfaces take no IP address, so a
-p5.48xlarge uses one VPC address for its 32 EFA devices.
+p5.48xlarge uses one VPC address for its 32 EFA devices. A type whose card 0 carries no EFA (p6-b300,
+p6e-gb200: the catalog's `first_efa_card`) gets the ENA primary alone on card 0 and its EFA-only interfaces
+on device 0 of cards 1 onwards (aws/aws-parallelcluster#7143, AWS engineering's layout for p6-b300).
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import base64
 from datetime import datetime, timedelta
 from typing import Any
 
+from components import catalog
 from components.allocatable import allocatable
 from components.models import NodePoolSpec
 from components.pool import Pool
 
-AMI_TYPE = "AL2023_x86_64_NVIDIA"  # the EKS-optimized accelerated AMI: NVIDIA driver and toolkit baked in
+AMI_TYPES: dict[str, str] = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
+"""The EKS-optimized accelerated AMI (NVIDIA driver and toolkit baked in) for each CPU architecture: the EKS
+API's AMITypes (aws-sdk-go-v2 service/eks types: AMITypesAl2023X8664Nvidia, AMITypesAl2023Arm64Nvidia); Grace
+machines take the ARM one (EKS user guide, ml-eks-nvidia-ultraserver: the AL2023 ARM NVIDIA AMI)."""
 ROOT_DEVICE = "/dev/xvda"
 _EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 _CAPACITY_TYPE = {
@@ -30,9 +36,11 @@ _CAPACITY_TYPE = {
 
 def efa_layout(pool: Pool, network_cards: int) -> list[tuple[int, int, str]]:
     """(network card, device index, interface type) of each interface: one EFA device per network
-    card, behind an ENA primary interface on card 0."""
-    layout = [(0, 0, "interface"), (0, 1, "efa-only")]
-    layout += [(card, 0, "efa-only") for card in range(1, network_cards)]
+    card that carries EFA, behind an ENA primary interface on card 0."""
+    machine = pool.machine()
+    first = machine.first_efa_card if machine else 0
+    layout = [(0, 0, "interface")] + ([(0, 1, "efa-only")] if first == 0 else [])
+    layout += [(card, 0, "efa-only") for card in range(max(first, 1), network_cards)]
     return layout[: pool.efa_interfaces + 1]
 
 
@@ -105,7 +113,7 @@ def node_group_args(spec: NodePoolSpec, pool: Pool, *, node_repair: dict[str, An
     repair = {"node_repair_config": node_repair} if node_repair else {}
     return {
         **repair,
-        "ami_type": AMI_TYPE,
+        "ami_type": AMI_TYPES[pool.arch],
         "capacity_type": _CAPACITY_TYPE[spec.capacity.type],
         "scaling_config": {"min_size": spec.min_nodes, "max_size": pool.max_nodes, "desired_size": spec.min_nodes},
         "labels": dict(pool.labels),
@@ -144,10 +152,17 @@ instances 30 minutes before the end, so pods get the other 30 minutes to drain a
 own scheduled action, 40 minutes before the end, would leave them 10)."""
 
 
-def capacity_block_scale_down(spec: NodePoolSpec) -> datetime | None:
+ULTRASERVER_BLOCK_DRAIN = timedelta(hours=1, minutes=30)
+"""The same for a Capacity Block of UltraServers, whose instances EC2 starts terminating 60 minutes before the end
+(AWS, as Karpenter's "Capacity Reservations" task page quotes it: "30 minutes (for instance types) or 60 minutes
+(for UltraServer types)"): pods keep their 30 minutes."""
+
+
+def capacity_block_scale_down(spec: NodePoolSpec, pool: Pool | None = None) -> datetime | None:
     """When a Capacity Block pool's node group goes to zero, if its block's end is known."""
     end = spec.capacity.end_time
-    return None if end is None else end - CAPACITY_BLOCK_DRAIN
+    ultraserver = bool(pool and catalog.ultraservers(pool.machine_type))
+    return None if end is None else end - (ULTRASERVER_BLOCK_DRAIN if ultraserver else CAPACITY_BLOCK_DRAIN)
 
 
 LOCAL_STORAGE_USER_DATA = """MIME-Version: 1.0

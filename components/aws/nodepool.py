@@ -126,7 +126,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
                     tag={"key": key, "value": value, "propagate_at_launch": False},
                     opts=child,
                 )
-        scale_down = capacity_block_scale_down(spec)
+        scale_down = capacity_block_scale_down(spec, pool)
         if scale_down is not None:
             autoscaling.Schedule(
                 f"{name}-capacity-block-end",

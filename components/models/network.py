@@ -196,6 +196,15 @@ class SriovSpec(Spec):
         return self
 
 
+class EfaSpec(Spec):
+    """How pods on EFA pools get their EFA devices (EKS)."""
+
+    mode: Literal["device-plugin", "dra"] = "device-plugin"
+    """device-plugin (the AWS EFA device plugin; pods request vpc.amazonaws.com/efa) or dra (the AWS EFA DRA
+    driver, aws-dranet; pods claim their EFA devices through a ResourceClaimTemplate: EKS node groups on Kubernetes
+    1.34 or later, not Karpenter). Default: device-plugin."""
+
+
 class NetworkConfig(Spec):
     """Secondary networking for RDMA fabrics."""
 
@@ -207,6 +216,8 @@ class NetworkConfig(Spec):
     """RDMA devices for pods. Default: the shared device plugin with rdma/rdma_shared_device_a."""
     sriov: SriovSpec = Field(default_factory=SriovSpec)
     """SR-IOV operator. Default: off."""
+    efa: EfaSpec = Field(default_factory=EfaSpec)
+    """EFA devices on EKS: `{mode: device-plugin | dra}`. Default: the EFA device plugin."""
 
 
 RailType = Literal["macvlan", "sriov", "ib-sriov", "host-device", "ipoib"]

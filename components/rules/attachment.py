@@ -183,6 +183,8 @@ def _gpu_containers(t: PodTemplate) -> list[dict[str, Any]]:
 
 
 def _efa(t: PodTemplate, nodes: Nodes) -> Iterator[str]:
+    if t.spec.get("resourceClaims"):
+        return  # the AWS EFA DRA driver: a resource claim attaches the EFA devices
     for c in _gpu_containers(t):
         where = f"{t.role}/{c.get('name')}"
         requested = resources(c)

@@ -25,7 +25,8 @@ def efa_placement(subject: Subject, _: list[Subject], __: Settings) -> Iterator[
         return
     if data.get("zones") != 1:
         yield "an EFA pool spans several zones; EFA traffic does not cross a zone"
-    if not data.get("placement_group"):
+    if not data.get("placement_group") and not data.get("reserved"):
+        # A reservation or Capacity Block brings its own placement, and a placement group on top of it fails.
         yield "an EFA pool without a cluster placement group (fine on a reservation that brings its own placement)"
 
 

@@ -213,7 +213,7 @@ def rdma_devices(subject: Subject, subjects: list[Subject], __: Settings) -> Ite
                 continue  # an MPI launcher: it forwards the variables and runs no NCCL itself
             where, env = f"{t.role}/{c.get('name')}", t.env(c)
             context = c.get("securityContext") or {}
-            if env.get("FI_PROVIDER") == "efa" and EFA_RESOURCE not in requested:
+            if env.get("FI_PROVIDER") == "efa" and EFA_RESOURCE not in requested and not t.spec.get("resourceClaims"):
                 yield f"{where}: sets FI_PROVIDER=efa but requests no {EFA_RESOURCE}, so libfabric finds no EFA device"
             if env.get("NCCL_IB_DISABLE") != "0":
                 continue

@@ -583,6 +583,21 @@ class SriovSpec(TypedDict):
     """SriovNetworkNodePolicies (need the operator). Default: none."""
 
 
+class EfaSpecMode(StrEnum):
+    DEVICE_PLUGIN = "device-plugin"
+    DRA = "dra"
+
+
+class EfaSpec(TypedDict):
+    """How pods on EFA pools get their EFA devices (EKS)."""
+
+    # from components.models.network.EfaSpec
+    mode: NotRequired[EfaSpecMode]
+    """device-plugin (the AWS EFA device plugin; pods request vpc.amazonaws.com/efa) or dra (the AWS EFA DRA
+driver, aws-dranet; pods claim their EFA devices through a ResourceClaimTemplate: EKS node groups on Kubernetes
+1.34 or later, not Karpenter). Default: device-plugin."""
+
+
 class NetworkConfig(TypedDict):
     """Secondary networking for RDMA fabrics."""
 
@@ -595,6 +610,8 @@ class NetworkConfig(TypedDict):
     """RDMA devices for pods. Default: the shared device plugin with rdma/rdma_shared_device_a."""
     sriov: NotRequired[SriovSpec]
     """SR-IOV operator. Default: off."""
+    efa: NotRequired[EfaSpec]
+    """EFA devices on EKS: `{mode: device-plugin | dra}`. Default: the EFA device plugin."""
 
 
 class GpuOperatorSpec(TypedDict):

@@ -125,6 +125,12 @@ def rack_scale_existing() -> Stack:
     return stack_file("dev", nodePools=pools, jobs=jobs)
 
 
+def efa_dra() -> Stack:
+    """prod with its p5 pool in a node group whose EFA devices come through the AWS EFA DRA driver."""
+    p5 = {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a", "provisioner": "nodegroup"}
+    return stack_file("prod", nodePools=[p5], network={"efa": {"mode": "dra"}})
+
+
 STACKS = {
     "dev": lambda: stack_file("dev"),
     "prod": lambda: stack_file("prod"),
@@ -133,4 +139,5 @@ STACKS = {
     "everything-existing": everything_existing,
     "trainer-topology": trainer_topology,
     "rack-scale-existing": rack_scale_existing,
+    "efa-dra": efa_dra,
 }

@@ -42,11 +42,24 @@ def test_a_p5_pool_gets_efa_on_all_32_cards_its_placement_group_and_raid0_nvme()
     assert_valid(*karpenter.objects(stack))
 
 
+def test_a_p6_b300_node_class_leaves_card_0_to_ena_and_puts_efa_on_cards_1_to_16() -> None:
+    stack = prod({"name": "b300", "instanceType": "p6-b300.48xlarge", "maxNodes": 2, "zone": "us-east-1a"})
+    interfaces = objects(stack, "EC2NodeClass")["b300"]["spec"]["networkInterfaces"]
+    assert [i for i in interfaces if i["networkCardIndex"] == 0] == [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
+    ]
+    efa = [i for i in interfaces if i["interfaceType"] == "efa-only"]
+    assert sorted(i["networkCardIndex"] for i in efa) == list(range(1, 17))
+    assert {i["deviceIndex"] for i in efa} == {0}
+    assert_valid(*karpenter.objects(stack))
+
+
 def test_the_node_pool_allows_only_the_pools_type_zone_and_capacity_and_never_disrupts_a_job() -> None:
     pool = objects(prod(), "NodePool")["p5"]["spec"]
     requirements = {r["key"]: r["values"] for r in pool["template"]["spec"]["requirements"]}
     assert requirements == {
         "node.kubernetes.io/instance-type": ["p5.48xlarge"],
+        "kubernetes.io/arch": ["amd64"],
         "topology.kubernetes.io/zone": ["us-east-1a"],
         "karpenter.sh/capacity-type": ["on-demand"],
     }

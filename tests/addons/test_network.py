@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from components.addons import network
+from components.errors import ConfigError
 from components.versions import MULTUS_IMAGE, WHEREABOUTS_IMAGE
-from tests.addons.stacks import everything_aws, everything_existing, stack_file
+from tests.addons.stacks import efa_dra, everything_aws, everything_existing, stack_file
 from tests.support.schemas import assert_valid
 
 
@@ -233,3 +236,51 @@ def test_efa_device_plugin_tolerates_the_gpu_taint() -> None:
     ]
     assert network.efa_device_plugin(stack_file("dev")) is None
     assert network.efa_device_plugin(everything_aws()) is not None
+
+
+def efa_through_dra(**cluster: str) -> object:
+    if not cluster:
+        return efa_dra()
+    p5 = {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a", "provisioner": "nodegroup"}
+    aws = {"provider": "aws", "name": "train-prod", "region": "us-east-1", **cluster}
+    return stack_file("prod", nodePools=[p5], network={"efa": {"mode": "dra"}}, cluster=aws)
+
+
+def test_efa_through_dra_installs_aws_dranet_instead_of_the_device_plugin_and_a_claim_template_per_namespace() -> None:
+    stack = efa_through_dra()
+    release = network.efa_dra_driver(stack)
+    assert (release.name, release.chart.chart, release.chart.version, release.namespace) == (
+        "aws-dranet",
+        "aws-dranet",
+        "1.0.0",
+        "kube-system",
+    )
+    assert release.chart.repository == "https://aws.github.io/eks-charts"
+    assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in release.values[
+        "tolerations"
+    ]
+    assert network.efa_device_plugin(stack) is None
+    (template,) = network.efa_claim_templates(stack)
+    assert_valid(template)
+    assert template["metadata"] == {"name": "p5-efa", "namespace": "training"}
+    (request,) = template["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"] == {
+        "deviceClassName": "efa.networking.k8s.aws",
+        "allocationMode": "ExactCount",
+        "count": 32,
+    }
+    assert network.efa_dra_driver(stack_file("prod")) is None, "the device plugin stays the default"
+
+
+def test_efa_through_dra_needs_kubernetes_1_34_and_node_groups() -> None:
+    with pytest.raises(ConfigError) as caught:
+        efa_through_dra(kubernetesVersion="1.33")
+    assert any(i.path == "network.efa.mode" and "1.34 or later" in i.message for i in caught.value.issues)
+    with pytest.raises(ConfigError) as caught:
+        stack_file(
+            "prod",
+            nodePools=[{"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a"}],
+            network={"efa": {"mode": "dra"}},
+        )
+    (issue,) = [i for i in caught.value.issues if i.path == "network.efa.mode"]
+    assert "Karpenter" in issue.message and "provisioner: nodegroup" in issue.message

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components import rules
+from components.rules.cloud import efa_placement
 from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
 from tests.rules.corpus import (
@@ -453,3 +454,10 @@ def test_a_gpu_pool_without_a_health_agent_is_advised_in_a_preview() -> None:
     assert _advised(from_resources([resource(gke_pool, {**gke, "management": {"autoRepair": True}}, "a3")])) == []
     sentinel = resource("kubernetes:helm.sh/v3:Release", {"chart": "oci://ghcr.io/nvidia/nvsentinel"}, "nvsentinel")
     assert _advised(from_resources([sentinel, resource(node_group, group, "p5")])) == []
+
+
+def test_an_efa_pool_on_a_reservation_or_capacity_block_needs_no_placement_group() -> None:
+    # The reservation brings its own placement; a placement group on top of it fails to launch.
+    data = {"gpus": 8, "taints": [], "efa": True, "placement_group": False, "zones": 1}
+    assert list(efa_placement(Subject("NodePool/b300", "NodePool", data), [], Settings()))
+    assert not list(efa_placement(Subject("NodePool/b300", "NodePool", {**data, "reserved": True}), [], Settings()))

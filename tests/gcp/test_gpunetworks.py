@@ -427,3 +427,9 @@ def test_an_a4x_max_and_an_a4_pool_share_the_extra_gvnic_vpc_but_not_the_roce_vp
     assert names(pulumi_mocks, NETWORK) == ["train-gvnic-1", "train-rdma", "train-rdma-metal"]
     profiles = {n: a.get("networkProfile") for n, a in by_name(pulumi_mocks, NETWORK).items()}
     assert profiles["train-rdma"] == ROCE_PROFILE and profiles["train-rdma-metal"] == ROCE_PROFILE + "-metal"
+
+
+def test_an_a4x_max_pool_needs_a_zone_for_its_metal_roce_vpc_and_no_profile_would_help() -> None:
+    regional = {**A4X_MAX, "zone": None, "placement": "none"}
+    [(path, message)] = config_issues({**GKE, "kubernetesVersion": "1.35"}, [regional])
+    assert path == "nodePools[0].zone" and message.endswith("set `zone` or make the cluster zonal (cluster.zone)")

@@ -433,3 +433,11 @@ def test_an_a4x_max_pool_needs_a_zone_for_its_metal_roce_vpc_and_no_profile_woul
     regional = {**A4X_MAX, "zone": None, "placement": "none"}
     [(path, message)] = config_issues({**GKE, "kubernetesVersion": "1.35"}, [regional])
     assert path == "nodePools[0].zone" and message.endswith("set `zone` or make the cluster zonal (cluster.zone)")
+
+
+def test_a4x_without_gkes_profile_attaches_the_gvnic_and_four_rdma_subnets_of_the_roce_vpc() -> None:
+    # NVIDIA AICR, "GKE GB200 (A4X) Networking Prerequisites": gvnic-1 and rdma-0..rdma-3.
+    a4x = pool({"name": "gb200", "machineType": "a4x-highgpu-4g", "maxNodes": 18, "zone": ZONE})
+    assert not a4x.dranet, "no cluster version: this stack makes the networks"
+    assert [n.name for n in gpudirect.node_networks(a4x)] == ["gvnic-1", "rdma-0", "rdma-1", "rdma-2", "rdma-3"]
+    assert [n.interface for n in gpudirect.pod_networks(a4x)] == ["eth2", "eth3", "eth4", "eth5"]

@@ -64,7 +64,8 @@ class MachineType:
     local_storage_gb: int = 0
     """Local NVMe (AWS instance store) or local SSD (GCP) the machine comes with, all disks together, in GB."""
     local_ssds: int = 0
-    """GCP: the local SSDs (375 GB each) that come with the machine; GKE must be told their count."""
+    """GCP: the local SSDs that come with the machine (375 GB each; 3,000 GiB Titanium SSDs on A4X and A4X Max);
+    GKE must be told their count."""
     network_gbps: float = 0
     """The machine's network bandwidth, every NIC together, in Gbps (0 = not recorded): AWS, the instance's;
     GCP, Google's "max total bandwidth", which counts the gVNICs beside the GPU NICs."""
@@ -88,6 +89,9 @@ class MachineType:
     """Where `busbw_floor_gbs` comes from, in a few words."""
     arch: Arch = "x86_64"
     """The host CPU's architecture: images, AMIs and plugin installers must match it (Grace machines are arm64)."""
+    bare_metal: bool = False
+    """GCP: a bare-metal machine (A4X Max), whose RDMA NICs are physical functions on the zone's metal RoCE network
+    profile (vpc-roce-metal), and whose host NIC beside eth0 is IDPF rather than gVNIC."""
 
     def __post_init__(self) -> None:
         """Reject figures no real machine type can have."""
@@ -134,9 +138,9 @@ class MachineType:
     @property
     def fabric_gbps(self) -> float:
         """Nominal bandwidth of the machine's GPU fabric in Gbps: all EFA cards (the instance's
-        network bandwidth), or every GPU NIC's line rate; on a machine without one, its network
+        network bandwidth), or every GPU NIC's line rate; on a machine without either, its network
         bandwidth. 0 when not recorded."""
-        if self.provider == "gcp":
+        if self.provider == "gcp" and self.gpudirect:
             return self.gpu_nics * self.gpu_nic_gbps
         return self.network_gbps
 
@@ -387,6 +391,34 @@ _GCP: dict[str, MachineType] = {
     # EC2 reports the same GPU as about 179 GiB (see p6-b200).
     # Sources: [GCPGPU] (A4 carries B200 GPUs as nvidia-b200); [CT] (b200-8); [SKY].
     **_gcp_family("a4-highgpu", "NVIDIA B200", 180, "nvidia-b200", [("8g", 8, 224, 3968)]),
+    # A4X: 4 x B200 of two GB200 Grace Blackwell Superchips (arm64 Grace, Neoverse V2), accelerator nvidia-gb200,
+    # 140 vCPUs, 884 GB, 744 GB HBM3e (186 per GPU). A4X Max (bare metal): 4 x B300 of two GB300 Grace Blackwell
+    # Ultra Superchips, accelerator nvidia-gb300, 144 vCPUs, 960 GB, 1,116 GB HBM3e (279 per GPU). Both are NVL72
+    # racks: 18 machines, 72 GPUs in one NVLink domain (catalog.nvlink_domain_nodes).
+    # Sources: Google Cloud, "Accelerator-optimized machine family",
+    # https://cloud.google.com/compute/docs/accelerator-optimized-machines (A4X Max and A4X tables: vCPUs, memory,
+    # GPU memory, 6 physical NICs, 12,000 GiB local SSD, 2,000 / 3,600 Gbps); [CT] (gb200-4 -> a4x-highgpu-4g,
+    # ValidGPUAccelerators nvidia-gb200; examples/gke-a4x-max-bm: nvidia-gb300, a4x-maxgpu-4g-metal, 4 GPUs).
+    **{
+        n: replace(m, arch="arm64")
+        for n, m in {
+            **_gcp_family("a4x-highgpu", "NVIDIA GB200", 186, "nvidia-gb200", [("4g", 4, 140, 884)]),
+            **_gcp_family("a4x-maxgpu", "NVIDIA GB300", 279, "nvidia-gb300", [("4g-metal", 4, 144, 960)]),
+        }.items()
+    },
+    # G4: RTX PRO 6000 Blackwell Server Edition, 96 GB GDDR7, accelerator nvidia-rtx-pro-6000; 48 vCPUs and 180 GB
+    # per GPU. g4-standard-6/12/24 carry 1/8, 1/4 and 1/2 of a GPU, which a pool of whole GPUs cannot use, so they
+    # are not catalogued. Network 50 / 100 / 200 / 400 Gbps on eth0 (two NICs on 384), no GPUDirect: NCCL runs on
+    # TCP. Titanium SSD is optional on G4 (not bundled), so none is counted here.
+    # Sources: "Accelerator-optimized machine family" (G4 table, as above); [CT] (rtx-6000-1/2/4/8 ->
+    # g4-standard-48/96/192/384).
+    **_gcp_family(
+        "g4-standard",
+        "NVIDIA RTX PRO 6000",
+        96,
+        "nvidia-rtx-pro-6000",
+        [("48", 1, 48, 180), ("96", 2, 96, 360), ("192", 4, 192, 720), ("384", 8, 384, 1440)],
+    ),
     # G2: L4 24 GB, accelerator nvidia-l4; 4 GB per vCPU. Only 24 (2), 48 (4) and 96 (8) carry more
     # than one GPU.
     # Sources: [GCPGPU] (G2 carries L4 GPUs as nvidia-l4); [SKY] (vCPU, memory); [CT] (l4-1/2/4/8 ->
@@ -467,12 +499,29 @@ _AWS_LOCAL_NVME_GB = {
         )
     },
 }
-_GCP_LOCAL_SSDS = {"a3-highgpu-8g": 16, "a3-megagpu-8g": 16, "a3-ultragpu-8g": 32, "a4-highgpu-8g": 32}
+# A4X and A4X Max come with 4 Titanium SSDs, 12,000 GiB together (Google Cloud, "About Local SSD disks",
+# https://cloud.google.com/compute/docs/disks/local-ssd, last updated 2026-04-14: the table of machine types that
+# attach Local SSD automatically; "Accelerator-optimized machine family": 12,000 GiB). The total is kept in the
+# same unit as the other GCP totals (A4's 32 x 375 = 12,000), as Google's tables give both.
+_GCP_LOCAL_SSDS = {
+    "a3-highgpu-8g": 16,
+    "a3-megagpu-8g": 16,
+    "a3-ultragpu-8g": 32,
+    "a4-highgpu-8g": 32,
+    "a4x-highgpu-4g": 4,
+    "a4x-maxgpu-4g-metal": 4,
+}
 GCP_LOCAL_SSD_GB = 375
 """The size of one GCP local SSD."""
+_GCP_LOCAL_SSD_SIZES = {"a4x-highgpu-4g": 3000, "a4x-maxgpu-4g-metal": 3000}
+"""Machines whose bundled local SSDs are not GCP_LOCAL_SSD_GB each: the size of one."""
 _AWS = {n: replace(m, local_storage_gb=_AWS_LOCAL_NVME_GB.get(n, 0)) for n, m in _AWS.items()}
 _GCP = {
-    n: replace(m, local_ssds=_GCP_LOCAL_SSDS.get(n, 0), local_storage_gb=_GCP_LOCAL_SSDS.get(n, 0) * GCP_LOCAL_SSD_GB)
+    n: replace(
+        m,
+        local_ssds=_GCP_LOCAL_SSDS.get(n, 0),
+        local_storage_gb=_GCP_LOCAL_SSDS.get(n, 0) * _GCP_LOCAL_SSD_SIZES.get(n, GCP_LOCAL_SSD_GB),
+    )
     for n, m in _GCP.items()
 }
 
@@ -539,19 +588,42 @@ _AWS_NETWORK_GBPS: dict[str, float] = {
 # The total is the same page's overview table, "Max total bandwidth" (read 2026): A3 High 1,000, A3 Mega
 # 1,800, A3 Ultra and A4 3,600 Gbps. It counts the gVNICs: A3 Mega's NIC arrangement is 8+1 (eight 200 Gbps
 # GPU NICs and one gVNIC), A3 Ultra's and A4's 8 CX-7 NICs (3,200 Gbps) beside 2 gVNICs (400). The GPU
-# fabric, what NCCL's GPU traffic can use, is the GPU NICs alone: 1,600 Gbps on A3 Mega.
+# fabric, what NCCL's GPU traffic can use, is the GPU NICs alone: 1,600 Gbps on A3 Mega. Rechecked for issue 28:
+# the machine table of "Accelerator-optimized machine family" (a copy read 2026) gives a3-megagpu-8g 9 physical
+# NICs and 1,800 Gbps; one newer copy of the bandwidth page's summary list says "A3 Mega: up to 1,600 Gbps", which
+# is the GPU fabric's figure. Both agree with 1,600 of GPU fabric, which is what render and the gate use.
+# A4X: 4 ConnectX-7 NICs, 1,600 Gbps of RDMA (MRDMA virtual functions), beside 2 Titanium NICs (400 Gbps): 2,000
+# (the bandwidth page's A4X section; cluster-toolkit examples/gke-a4x: RDMA through GKE's DRANET; NVIDIA AICR's
+# "GKE GB200 (A4X) Networking Prerequisites": gvnic-1 and rdma-0..rdma-3 when GKE multi-networking attaches them).
+# A4X Max: 4 ConnectX-8 SuperNICs give 3,200 Gbps "in an 8-way rail-aligned topology" (the bandwidth page): 8
+# MRDMA physical functions of 400 Gbps, which cluster-toolkit examples/gke-a4x-max-bm claims as 8 mrdma.google.com
+# devices and attaches as 8 interfaces of the vpc-roce-metal network; beside them the host NICs, 400 Gbps: 3,600.
 _GCP_GPUDIRECT: dict[str, tuple[GpuDirect, int, int, int, int]] = {
     "a3-highgpu-8g": ("tcpx", 4, 200, 0, 1000),
     "a3-megagpu-8g": ("tcpxo", 8, 200, 0, 1800),
     "a3-ultragpu-8g": ("rdma", 8, 400, 1, 3600),
     "a4-highgpu-8g": ("rdma", 8, 400, 1, 3600),
+    "a4x-highgpu-4g": ("rdma", 4, 400, 1, 2000),
+    "a4x-maxgpu-4g-metal": ("rdma", 8, 400, 1, 3600),
 }
+# Machines without GPU NICs whose network bandwidth is recorded: G4 ("Accelerator-optimized machine family", G4
+# table, maximum network bandwidth), whose only fabric is TCP on eth0.
+_GCP_NETWORK_GBPS: dict[str, float] = {
+    "g4-standard-48": 50,
+    "g4-standard-96": 100,
+    "g4-standard-192": 200,
+    "g4-standard-384": 400,
+}
+_GCP_BARE_METAL = {"a4x-maxgpu-4g-metal"}
+"""Bare-metal machine types (the -metal suffix; "Accelerator-optimized machine family": A4X Max is bare metal)."""
 # The gIB installer's NCCL tuner profile per machine, a file of its configs directory: GKE's "Fine-tune and
 # scale reinforcement learning with verl on GKE" (updated 2026-04-13) sets tuner_config_a4.txtpb for B200 and
 # tuner_config_a3u.txtpb for H200; cluster-toolkit v1.95.0 examples/machine-learning/a3-ultragpu-8g/
 # nemo-framework/Dockerfile names the same A3 Ultra file "to match what is in set_nccl_env.sh". (The toolkit's
 # a4high VM example, which installs the nccl-gib Debian package rather than GKE's installer, names
 # tuner_config.txtpb.) The rdma fabric gate fails on a node whose installer lacks the pool's file.
+# No source read names a tuner profile for A4X or A4X Max (cluster-toolkit's gke-a4x and gke-a4x-max-bm NCCL tests
+# set none), so their workers run gIB's default tuning.
 _GIB_TUNER_CONFIGS = {"a3-ultragpu-8g": "tuner_config_a3u.txtpb", "a4-highgpu-8g": "tuner_config_a4.txtpb"}
 # The least GKE version a GPUDirect machine runs its fabric on. A3 High (TCPX) and A3 Mega (TCPXO), per minor:
 # cluster-toolkit v1.95.0 modules/compute/gke-node-pool/gpu_direct.tf (major_minor_version_acceptable_map).
@@ -568,6 +640,11 @@ _GKE_LEAST_VERSIONS: dict[str, tuple[str, ...]] = {
     ),
     "a3-ultragpu-8g": ("1.31.4-gke.1183000",),
     "a4-highgpu-8g": ("1.32.2-gke.1422000",),
+    # A4X Max: "The recommended GKE version for A4X-Max support is 1.34.3-gke.1318000 ... the required minimum
+    # version" (cluster-toolkit v1.95.0 examples/gke-a4x-max-bm/README.md; GB300 needs driver 580.95.05, which GKE
+    # installs from that version on). A4X: no least version was found in a source read here (cluster-toolkit's
+    # gke-a4x pins the 1.35 prefix); none is enforced.
+    "a4x-maxgpu-4g-metal": ("1.34.3-gke.1318000",),
 }
 _AWS = {n: replace(m, network_gbps=_AWS_NETWORK_GBPS.get(n, 0)) for n, m in _AWS.items()}
 _GCP = {
@@ -579,17 +656,18 @@ _GCP = {
         extra_gvnics=d[3],
         network_gbps=d[4],
         gib_tuner_config=_GIB_TUNER_CONFIGS.get(n, ""),
-        gke_least_versions=_GKE_LEAST_VERSIONS[n],
+        gke_least_versions=_GKE_LEAST_VERSIONS.get(n, ()),
+        bare_metal=n in _GCP_BARE_METAL,
     )
     if (d := _GCP_GPUDIRECT.get(n))
-    else m
+    else replace(m, network_gbps=_GCP_NETWORK_GBPS.get(n, 0))
     for n, m in _GCP.items()
 }
 
 # Bus bandwidth floors for the fabric check: GB/s at the largest message size across two nodes, from
 # published pass thresholds, never from one measurement. Machines without one get a floor derived from
-# their nominal fabric bandwidth (components/fabriccheck.py says how): p4d/p4de, p5e, p5en, p6-b200, p6-b300,
-# p6e-gb200, g7e and the single-EFA g5/g6/g6e, for which no like-for-like threshold is published
+# their nominal fabric bandwidth (components/fabriccheck.py says how): A4X and A4X Max, p4d/p4de, p5e, p5en, p6-b200,
+# p6-b300, p6e-gb200, g7e and the single-EFA g5/g6/g6e, for which no like-for-like threshold is published
 # (awsome-distributed-training's health check asks 300/800/900 GB/s of p4d/p5*/p6-b200, but of the in-place
 # peak over 8 B-128 MB, and only as a warning: it is not a figure of this measure).
 _BUSBW_FLOORS: dict[str, tuple[float, str]] = {

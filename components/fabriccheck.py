@@ -136,6 +136,24 @@ IMAGES: dict[Fabric, NcclTestsImage] = {
     ),
 }
 
+ARM64_IMAGES: dict[Fabric, NcclTestsImage] = {
+    # Google Cloud, "NCCL/gIB release notes (ARM64)": nccl-plugin-gib-diagnostic-arm64 v1.1.2 (2026-05-14), the
+    # pair of the arm64 installer (versions.GIB_PLUGIN_IMAGE_ARM64); cluster-toolkit v1.95.0 examples/gke-a4x runs
+    # its v1.0.6 the same way (/third_party/nccl-tests/build, mpirun, gIB from the node's installer).
+    "rdma": replace(
+        IMAGES["rdma"], image="us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic-arm64:v1.1.2"
+    ),
+}
+"""The NCCL-tests image of a fabric on arm64 nodes, where IMAGES' is built for x86_64 only."""
+
+
+def nccl_tests_image(pool: Pool) -> NcclTestsImage:
+    """The NCCL-tests image for the pool's fabric and CPU architecture."""
+    if pool.arch == "arm64" and pool.fabric in ARM64_IMAGES:
+        return ARM64_IMAGES[pool.fabric]
+    return IMAGES[pool.fabric]
+
+
 # The names NCCL logs as "Using network <name>" (NCCL init.cc) for each fabric's transport; a trailing *
 # matches a versioned name. Anything else on a fast fabric is a fallback; tcp accepts whatever NCCL picks.
 # Libfabric is aws-ofi-nccl's name from 1.12 on (AWS Libfabric before, or when NCCL_NET asks for it);
@@ -273,7 +291,7 @@ def resolve(
             )
         )
     floor = _floor(spec, pool)
-    image = IMAGES[pool.fabric]
+    image = nccl_tests_image(pool)
     name = f"{NAME_PREFIX}{pool.name}"
     if len(f"{name}-{spec.nodes - 1}") > 63:
         issues.append(

@@ -28,9 +28,16 @@ DEFAULT_CIDR = "192.168.0.0/16"
 SUBNET_PREFIX = 21
 """Each GPU network's subnet: a /21 (2,048 addresses: one per node, far more than a pool has)."""
 SLOTS = 24
-"""Subnet slots the range holds for every network below: vpc1-8 (0-7), gvnic-1 (8), rdma-0..7 (16-23)."""
+"""Subnet slots the range holds for every network below: vpc1-8 (0-7), gvnic-1 (8), rdma-0..7 (16-23); the metal
+RoCE networks (numbered from SLOTS on, for their order) take none."""
 RDMA_DEVICE_CLASS = "mrdma.google.com"
 """The DRA device class of GKE's RDMA NICs under the accelerator network profile."""
+METAL_VPC = "rdma-metal"
+"""The VPC (by suffix) of bare-metal machines' RDMA NICs, made with the zone's vpc-roce-metal profile."""
+METAL_SUBNET = "default-subnet-1-{vpc}"
+"""The subnet a vpc-roce-metal network profile makes in its VPC, which every RDMA NIC attaches (cluster-toolkit
+v1.95.0 modules/network/gpu-rdma-vpc: the profile "automatically creates a predefined subnetwork for the MRDMA
+interfaces", named default-subnet-1-<network>; no other subnet may be created there)."""
 DEFAULT_NETWORK = "default"
 """The name GKE's multi-networking gives the pod network, which eth0 attaches."""
 
@@ -42,7 +49,8 @@ class GpuNetwork:
     name: str
     """The Network and GKENetworkParamSet object name, e.g. vpc1 or rdma-0."""
     vpc: str
-    """Which VPC holds its subnet, by suffix: its own name, or `rdma` (one RoCE VPC, 8 subnets)."""
+    """Which VPC holds its subnet, by suffix: its own name, `rdma` (one RoCE VPC, 8 subnets) or `rdma-metal` (the
+    metal RoCE VPC, whose one subnet its network profile makes)."""
     device_mode: DeviceMode
     """NetDevice (a Linux interface in the pod) or RDMA (the NIC's RDMA device in the pod)."""
     mtu: int
@@ -56,8 +64,13 @@ class GpuNetwork:
 
     @property
     def roce(self) -> bool:
-        """Whether its VPC is the RoCE network (RDMA network profile)."""
-        return self.vpc == "rdma"
+        """Whether its VPC is a RoCE network (an RDMA network profile, zonal, without firewall rules)."""
+        return self.vpc in ("rdma", METAL_VPC)
+
+    @property
+    def metal(self) -> bool:
+        """Whether its VPC is the metal RoCE network of bare-metal machines, which makes its own subnet."""
+        return self.vpc == METAL_VPC
 
     def subnet_cidr(self, cidr: str = DEFAULT_CIDR) -> str:
         """Its subnet, the slot-th /21 of `cidr`."""
@@ -74,8 +87,10 @@ def _tcp_nics(count: int) -> tuple[GpuNetwork, ...]:
 
 def node_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
     """The extra networks of the pool's nodes, in NIC order (eth1 first): what the node pool attaches.
-    None when GKE's accelerator network profile makes them."""
-    if pool.dranet:
+    None when GKE's accelerator network profile makes them. Bare metal (A4X Max) attaches its host network and the
+    metal RoCE VPC once per RDMA NIC (cluster-toolkit v1.95.0 examples/gke-a4x-max-bm: an IDPF VPC, then 8
+    interfaces of the vpc-roce-metal network)."""
+    if pool.dranet and not pool.roce_metal:
         return ()
     if pool.fabric in ("tcpx", "tcpxo"):
         return _tcp_nics(pool.gpu_nics)
@@ -85,6 +100,13 @@ def node_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
             for i in range(1, pool.extra_gvnics + 1)
         )
         first = 1 + pool.extra_gvnics
+        if pool.roce_metal:
+            # No subnet of their own (slots past the range's): the profile makes the VPC's one subnet.
+            metal = tuple(
+                GpuNetwork(f"rdma-metal-{i}", METAL_VPC, "RDMA", RDMA_MTU, slot=SLOTS + i, interface=f"eth{first + i}")
+                for i in range(pool.gpu_nics)
+            )
+            return gvnics + metal
         rdma = tuple(
             GpuNetwork(f"rdma-{i}", "rdma", "RDMA", RDMA_MTU, slot=16 + i, interface=f"eth{first + i}")
             for i in range(pool.gpu_nics)
@@ -94,8 +116,16 @@ def node_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
 
 
 def pod_networks(pool: Pool) -> tuple[GpuNetwork, ...]:
-    """The networks a worker on the pool attaches: every GPU NIC."""
+    """The networks a worker on the pool attaches: every GPU NIC; none when it claims them through DRANET."""
+    if pool.dranet:
+        return ()
     return tuple(n for n in node_networks(pool) if n.gpu)
+
+
+def multinetwork_pools(pools: Iterable[Pool]) -> list[Pool]:
+    """The pools whose pods attach the nodes' extra networks by name (GKE multi-networking: a Network object per
+    network); bare-metal pools attach theirs to nodes only, and pods claim the RDMA NICs through DRANET."""
+    return [p for p in pools if pod_networks(p)]
 
 
 def cluster_networks(pools: Iterable[Pool]) -> tuple[GpuNetwork, ...]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from components import catalog
 from components.errors import Issue
-from components.fabriccheck import IMAGES
+from components.fabriccheck import nccl_tests_image
 from components.models.nodepool import NODE_CHECK_KEY, NODE_CHECK_TAINT, NodeCheckSpec, Taint
 from components.pool import Pool
 
@@ -135,7 +135,7 @@ def resolve(spec: NodeCheckSpec, pool: Pool, *, path: str) -> tuple[NodeCheck | 
     if not spec.enabled:
         return None, []
     floor, source = _floor(spec, pool)
-    image = IMAGES[pool.fabric]
+    image = nccl_tests_image(pool)
     issues: list[Issue] = []
     if spec.min_bus_bandwidth is not None and pool.gpus_per_node < 2:
         issues.append(

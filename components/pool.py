@@ -35,6 +35,12 @@ GPU_PRESENT_LABEL = {"nvidia.com/gpu.present": "true"}
 """The label GPU Feature Discovery (run by the GPU Operator) puts on every node with an NVIDIA GPU."""
 SYSTEM_POOL = "system"
 """The name of the untainted pool EKS and GKE stacks make for add-ons."""
+GKE_ARM_TAINT = Taint(key="kubernetes.io/arch", value="arm64", effect="NoSchedule")
+"""The taint GKE puts on every Arm node of a Standard cluster (GKE, "Prepare an Arm workload for deployment"): a
+pod runs there only if it tolerates it, so jobs and node agents on arm64 pools carry its toleration."""
+GKE_SUBBLOCK_NODES = 18
+"""The machines of one GKE "1x72" sub-block (an NVL72 rack of 4-GPU machines), which one node pool with the 1x72
+workload policy fills at most (cluster-toolkit v1.95.0 examples/gke-a4x-max-bm/README.md: "18 nodes or less")."""
 
 # What a GPU node keeps from its workers, as a share of the machine's nominal figures, with a floor
 # for small machines. It covers: memory the hypervisor and kernel hold (Karpenter assumes up to 7.5%
@@ -136,8 +142,11 @@ class Pool(Spec):
     extra_gvnics: int = Field(default=0, ge=0)
     """GKE: gVNICs beside eth0, each on its own network (A3 Ultra and A4 have one)."""
     dranet: bool = False
-    """GKE rdma: GKE's accelerator network profile makes the RDMA networks, and pods claim the NICs
-    through DRA instead of attaching networks by name."""
+    """GKE rdma: pods claim the RDMA NICs through GKE's DRANET instead of attaching networks by name; GKE's
+    accelerator network profile makes the networks, unless `roce_metal`."""
+    roce_metal: bool = False
+    """GKE rdma on a bare-metal machine (A4X Max): the stack attaches the zone's metal RoCE network (vpc-roce-metal)
+    and an IDPF host network to every node, and pods claim the RDMA NICs through GKE's DRANET."""
     rails: int = Field(default=0, ge=0)
     """RoCE / InfiniBand: the node's RDMA NICs for GPU traffic (one per GPU on most machines); 0 when
     not declared."""
@@ -421,7 +430,9 @@ def _resolve(
     provisioner = {"aws": spec.provisioner or _eks_provisioner(spec, rack_scale=bool(rack)), "gcp": "gke"}.get(provider)
     local_disks = bool(machine and machine.local_storage_gb) and provider != "existing"
     local_storage = (spec.local_storage or ("raid0" if local_disks else "none")) == "raid0"
-    placement = spec.placement or _default_placement(provider, zone, spec.capacity.type)
+    gpu_model = spec.gpu_model or (machine.gpu_model if machine else None)
+    rack = catalog.nvlink_domain_nodes(gpu_model)
+    placement = spec.placement or _default_placement(provider, zone, spec.capacity.type, rack_scale=bool(rack))
     issues.extend(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
@@ -436,8 +447,12 @@ def _resolve(
                 "user guide, device-management-efa): set its provisioner: nodegroup, or use mode device-plugin",
             )
         )
+    if provider == "gcp" and rack:
+        issues.extend(_check_gke_rack(spec, placement, max_nodes, path))
     dranet, found = _accelerator_network_profile(spec, fabric, machine, kubernetes_version, path)
     issues.extend(found)
+    roce_metal = bool(provider == "gcp" and fabric == "rdma" and machine and machine.bare_metal)
+    managed_networks = dranet and not roce_metal
     domain_nodes = spec.nvlink_domain_nodes or rack
     if spec.nvlink_domain_nodes is not None and not rack:
         issues.append(
@@ -497,7 +512,7 @@ def _resolve(
         memory_gib=machine.memory_gib if machine else None,
         zone=zone,
         placement=placement,
-        taints=list(spec.taints) if spec.taints is not None else default_taints(provider),
+        taints=_taints(spec, provider, machine),
         startup_taints=[NODE_CHECK_TAINT] if checked else [],
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
@@ -506,8 +521,10 @@ def _resolve(
         # A fabric this stack cannot build here (GPUDirect off GKE) has no bandwidth to account for.
         fabric_gbps=machine.fabric_gbps if machine and machine_fabric == machine.fabric else 0,
         gpu_nics=machine.gpu_nics if fabric in GPUDIRECT_FABRICS and machine else 0,
-        extra_gvnics=machine.extra_gvnics if fabric in GPUDIRECT_FABRICS and machine and not dranet else 0,
+        # GKE's accelerator network profile makes a DRANET pool's host network too; bare metal's is attached here.
+        extra_gvnics=machine.extra_gvnics if fabric in GPUDIRECT_FABRICS and machine and not managed_networks else 0,
         dranet=dranet,
+        roce_metal=roce_metal,
         efa_interfaces=machine.efa_interfaces if fabric == "efa" and machine else 0,
         efa_gpudirect=bool(machine and machine.gpudirect_rdma) if fabric == "efa" else False,
         efa_dra=fabric == "efa" and network.efa.mode == "dra",
@@ -638,7 +655,40 @@ def _default_fabric(machine: catalog.MachineType | None, provider: Provider) -> 
     return machine.fabric
 
 
-def _default_placement(provider: Provider, zone: str | None, capacity: str) -> Literal["cluster", "compact", "none"]:
+def _taints(spec: NodePoolSpec, provider: Provider, machine: catalog.MachineType | None) -> list[Taint]:
+    """The pool's node taints: those configured (default: the GPU taint), and on GKE's Arm nodes GKE's own Arm taint,
+    which GKE puts there whatever the pool says."""
+    taints = list(spec.taints) if spec.taints is not None else default_taints(provider)
+    if provider == "gcp" and machine is not None and machine.arch == "arm64" and GKE_ARM_TAINT not in taints:
+        taints.append(GKE_ARM_TAINT)
+    return taints
+
+
+def _check_gke_rack(spec: NodePoolSpec, placement: str, max_nodes: int, path: str) -> list[Issue]:
+    """A GKE rack-scale pool (A4X, A4X Max) is placed in one "1x72" sub-block by its workload policy (compact
+    placement here): the pool lives in one zone and holds at most one sub-block of machines."""
+    issues: list[Issue] = []
+    if placement != "compact":
+        return issues
+    if max_nodes > GKE_SUBBLOCK_NODES:
+        issues.append(
+            Issue(
+                f"{path}.maxNodes",
+                f"{max_nodes} nodes, but a {spec.machine_type} pool with the 1x72 workload policy fills one "
+                f"sub-block of {GKE_SUBBLOCK_NODES} machines: set maxNodes to {GKE_SUBBLOCK_NODES} or fewer and "
+                "declare one pool per sub-block",
+            )
+        )
+    return issues
+
+
+def _default_placement(
+    provider: Provider, zone: str | None, capacity: str, *, rack_scale: bool = False
+) -> Literal["cluster", "compact", "none"]:
+    # A GKE rack-scale pool's compact placement is the 1x72 workload policy that keeps it in one NVLink domain; it
+    # applies to reserved capacity too (cluster-toolkit's gke-a4x and gke-a4x-max-bm use it with reservations).
+    if provider == "gcp" and rack_scale and zone is not None and capacity != "flex-start":
+        return "compact"
     # Reservations and capacity blocks carry their own placement; a placement group on top of
     # them fails with InsufficientInstanceCapacity, so they get none unless asked.
     if zone is None or capacity not in ("on-demand", "spot"):
@@ -776,6 +826,18 @@ def _accelerator_network_profile(
     """Whether GKE makes the pool's RDMA networks (DRA); and what stops the fabric on this cluster version."""
     issues = _gke_version_issues(spec, fabric, machine, kubernetes_version) if kubernetes_version else []
     chosen = spec.accelerator_network_profile
+    if fabric == "rdma" and machine is not None and machine.bare_metal:
+        # Bare metal's RDMA NICs are physical functions on the zone's metal RoCE profile, which this stack attaches;
+        # pods claim them through DRANET (cluster-toolkit examples/gke-a4x-max-bm). No profile choice applies.
+        if chosen is not None:
+            issues.append(
+                Issue(
+                    f"{path}.acceleratorNetworkProfile",
+                    f"{machine.name} is bare metal: its RDMA NICs are on the zone's vpc-roce-metal network, which "
+                    "this stack attaches, and pods claim them through GKE's DRANET; drop acceleratorNetworkProfile",
+                )
+            )
+        return True, issues
     if chosen is None:
         managed = (
             fabric == "rdma"

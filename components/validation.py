@@ -501,8 +501,12 @@ def _gke_roce_zone(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
                 Issue(
                     f"nodePools[{index}].zone",
                     f"pool '{pool.name}' runs rdma over a RoCE VPC, whose network profile is zonal: "
-                    "set `zone`, make the cluster zonal (cluster.zone), or let GKE make the networks "
-                    "(acceleratorNetworkProfile: auto)",
+                    + (
+                        "set `zone` or make the cluster zonal (cluster.zone)"
+                        if pool.roce_metal
+                        else "set `zone`, make the cluster zonal (cluster.zone), or let GKE make the networks "
+                        "(acceleratorNetworkProfile: auto)"
+                    ),
                 )
             )
         elif first is None:

@@ -213,6 +213,12 @@ TCPXO_RXDM_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.
 """The TCPXO receive-datapath manager, a sidecar of every worker."""
 GIB_PLUGIN_IMAGE = f"{GPUDIRECT_REGISTRY}/gpudirect-gib/nccl-plugin-gib:v1.1.1"
 """The gIB NCCL plugin installer (RDMA on A3 Ultra and A4); gIB needs NCCL 2.23 or later in the image."""
+# Google Cloud, "NCCL/gIB release notes (ARM64)", https://cloud.google.com/ai-hypercomputer/docs/nccl/release-notes-arm64:
+# v1.1.2 (2026-05-14), sha256 6b7950cac6e6833661d4206920f5633b6e361b18bfd5315b63f9bf4a4b84a80e, bundles NCCL 2.30.4,
+# supports A4X (NCCL 2.25 or later in the image) and A4X Max (NCCL 2.28.9 or later), GPU driver 580.95.05 or later,
+# CUDA 13.0. cluster-toolkit v1.95.0 examples/gke-a4x installs the same image at v1.1.0.
+GIB_PLUGIN_IMAGE_ARM64 = f"{GPUDIRECT_REGISTRY}/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.2"
+"""The gIB NCCL plugin installer for arm64 nodes (RDMA on A4X and A4X Max)."""
 NRI_DEVICE_INJECTOR_IMAGE = (
     "gcr.io/gke-release/nri-device-injector@sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"
 )

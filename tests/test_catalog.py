@@ -36,7 +36,10 @@ REQUIRED_GCP = {
     "a3-megagpu-8g",
     "a3-ultragpu-8g",
     "a4-highgpu-8g",
+    "a4x-highgpu-4g",
+    "a4x-maxgpu-4g-metal",
     *(f"g2-standard-{n}" for n in (4, 8, 12, 16, 24, 32, 48, 96)),
+    *(f"g4-standard-{n}" for n in (48, 96, 192, 384)),
 }
 
 # P instances whose EFA does GPUDirect RDMA; no other catalogued type does.
@@ -369,12 +372,19 @@ def test_impossible_figures_are_rejected(overrides: dict[str, object]) -> None:
         _machine(**overrides)
 
 
+# GPUDirect machines whose gIB tuner profile or least GKE version no source read names (components/catalog.py says
+# so beside them): A4X and A4X Max run gIB's own default tuning; A4X has no least version enforced.
+UNSOURCED_TUNER = {"a4x-highgpu-4g", "a4x-maxgpu-4g-metal"}
+UNSOURCED_LEAST = {"a4x-highgpu-4g"}
+
+
 def test_every_gib_machine_names_its_tuner_profile_and_no_other_does() -> None:
     # A new RDMA machine without a tuner profile would run NCCL untuned on gIB.
     for name in names("gcp"):
         machine = lookup("gcp", name)
         assert machine is not None
-        assert bool(machine.gib_tuner_config) == (machine.gpudirect == "rdma"), name
+        sourced = machine.gpudirect == "rdma" and name not in UNSOURCED_TUNER
+        assert bool(machine.gib_tuner_config) == sourced, name
         assert re.fullmatch(r"tuner_config[a-z0-9_]*\.txtpb", machine.gib_tuner_config or "tuner_config.txtpb"), name
 
 
@@ -386,6 +396,9 @@ def test_every_gib_machine_names_its_tuner_profile_and_no_other_does() -> None:
         ("a3-megagpu-8g", 1600, 1800, 1),
         ("a3-ultragpu-8g", 3200, 3600, 2),
         ("a4-highgpu-8g", 3200, 3600, 2),
+        # A4X: 4 CX-7 beside 2 Titanium NICs; A4X Max: 8 rail-aligned 400 Gbps CX-8 ports beside the host NICs.
+        ("a4x-highgpu-4g", 1600, 2000, 2),
+        ("a4x-maxgpu-4g-metal", 3200, 3600, 2),
     ],
 )
 def test_a_gcp_gpudirect_machine_is_its_gpu_nics_beside_googles_total(
@@ -404,7 +417,47 @@ def test_every_gpudirect_machine_names_its_least_gke_versions_one_per_minor_olde
         machine = lookup("gcp", name)
         assert machine is not None
         least = machine.gke_least_versions
-        assert bool(least) == bool(machine.gpudirect), name
+        assert bool(least) == (bool(machine.gpudirect) and name not in UNSOURCED_LEAST), name
         assert all(re.fullmatch(r"1\.[0-9]{2}\.[0-9]+-gke\.[0-9]+", v) for v in least), name
         minors = [tuple(int(p) for p in v.split("-")[0].split(".")[:2]) for v in least]
         assert minors == sorted(set(minors)), f"{name}: one per minor, oldest first"
+
+
+@pytest.mark.parametrize(
+    ("name", "accelerator", "gpu_model", "vcpus", "memory", "gpu_memory"),
+    [
+        # Google Cloud, "Accelerator-optimized machine family": A4X and A4X Max tables.
+        ("a4x-highgpu-4g", "nvidia-gb200", "NVIDIA GB200", 140, 884, 186),
+        ("a4x-maxgpu-4g-metal", "nvidia-gb300", "NVIDIA GB300", 144, 960, 279),
+    ],
+)
+def test_a4x_and_a4x_max_are_four_grace_blackwell_gpus_on_arm64_in_an_nvl72_rack(
+    name: str, accelerator: str, gpu_model: str, vcpus: int, memory: int, gpu_memory: int
+) -> None:
+    machine = lookup("gcp", name)
+    assert machine is not None
+    assert (machine.gpus, machine.accelerator_type, machine.gpu_model) == (4, accelerator, gpu_model)
+    assert (machine.vcpus, machine.memory_gib, machine.gpu_memory_gib) == (vcpus, memory, gpu_memory)
+    assert machine.arch == "arm64", "Grace: images and plugin installers must be arm64"
+    assert machine.nvlink_domain_nodes == 18, "18 machines of 4 GPUs: one NVL72 rack, one 1x72 sub-block"
+    assert machine.fabric == "rdma"
+    assert (machine.local_ssds, machine.local_storage_gb) == (4, 12000), "4 Titanium SSDs, 12,000 GiB"
+
+
+def test_only_a4x_max_is_bare_metal_and_it_needs_gke_1_34_3() -> None:
+    metal = [n for n in names("gcp") if (m := lookup("gcp", n)) and m.bare_metal]
+    assert metal == ["a4x-maxgpu-4g-metal"]
+    a4x_max = lookup("gcp", "a4x-maxgpu-4g-metal")
+    assert a4x_max is not None and a4x_max.gke_least_versions == ("1.34.3-gke.1318000",)
+    assert (a4x_max.gpu_nics, a4x_max.gpu_nic_gbps) == (8, 400), "8 MRDMA ports, claimed as 8 DRA devices"
+
+
+@pytest.mark.parametrize(("size", "gpus", "gbps"), [(48, 1, 50), (96, 2, 100), (192, 4, 200), (384, 8, 400)])
+def test_g4_is_rtx_pro_6000_on_tcp_at_its_network_bandwidth(size: int, gpus: int, gbps: int) -> None:
+    g4 = lookup("gcp", f"g4-standard-{size}")
+    assert g4 is not None
+    assert (g4.gpus, g4.accelerator_type, g4.gpu_memory_gib) == (gpus, "nvidia-rtx-pro-6000", 96)
+    assert (g4.vcpus, g4.memory_gib) == (48 * gpus, 180 * gpus)
+    assert g4.fabric == "tcp", "no GPUDirect on G4"
+    assert g4.fabric_gbps == g4.network_gbps == gbps and g4.gvnic_gbps == 0
+    assert g4.local_ssds == 0, "Titanium SSD is optional on G4, not bundled"

@@ -144,3 +144,33 @@ def test_the_blackwell_aws_stack_runs_under_mocks_with_b300s_card_0_free_of_efa_
     b300_group = next(g for name, g in groups.items() if name.endswith("b300"))
     assert b300_group["amiType"] == "AL2023_x86_64_NVIDIA"
     assert not pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool"), "both pools are node groups"
+
+
+def test_the_nvl72_gke_stack_renders_valid_objects_at_each_pools_full_bandwidth() -> None:
+    rendered = render(resolve_file(MINIMAL / "Pulumi.gke-a4x.yaml"))
+    assert_valid(*rendered.objects)
+    summary = rendered.summary()
+    assert "pool a4x (a4x-highgpu-4g, 4x NVIDIA GB200 GPU, rdma, 4 GPU NICs" in summary
+    assert "1600 of 1600 Gbps" in summary and "3200 of 3200 Gbps" in summary
+    installers = [o["metadata"]["name"] for o in rendered.objects if o["kind"] == "DaemonSet"]
+    assert "nccl-rdma-installer-arm64" in installers and "nccl-rdma-installer" not in installers
+    (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob" and o["metadata"]["name"] == "gb300-finetune"]
+    worker = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in worker[
+        "tolerations"
+    ]
+    assert worker["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": "a4x-max-rdma-nics"}]
+
+
+def test_the_nvl72_gke_stack_runs_under_mocks_with_a_workload_policy_per_pool(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    deploy_minimal(pulumi_mocks, "gke-a4x", monkeypatch)
+    policies = pulumi_mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
+    assert sorted(p.inputs["name"] for p in policies) == ["train-nvl72-a4x-1x72", "train-nvl72-a4x-max-1x72"]
+    pools = {p.inputs["name"]: p.inputs for p in pulumi_mocks.of_type("gcp:container/nodePool:NodePool")}
+    assert pools["a4x"]["placementPolicy"] == {"type": "COMPACT", "policyName": "train-nvl72-a4x-1x72"}
+    assert pools["a4x"]["networkConfig"] == {"acceleratorNetworkProfile": "auto"}, "GKE makes A4X's networks on 1.35"
+    metal = pools["a4x-max"]["networkConfig"]["additionalNodeNetworkConfigs"]
+    assert len(metal) == 9 and metal[-1]["subnetwork"] == "default-subnet-1-train-nvl72-rdma-metal"
+    assert pools["a4x-max"]["autoscaling"]["maxNodeCount"] == 18

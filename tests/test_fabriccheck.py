@@ -125,6 +125,14 @@ def test_each_fabric_has_a_pinned_image_and_an_override_keeps_its_layout() -> No
     assert own.image.tests == IMAGES["efa"].tests
 
 
+def test_an_arm64_rdma_pool_is_gated_with_the_arm64_image_of_the_same_layout() -> None:
+    found, _, issues = resolve("rdma", {"enabled": True}, machineType="a4x-highgpu-4g", maxNodes=18, minNodes=2)
+    assert not issues and found is not None
+    assert found.image.image.endswith("nccl-plugin-gib-diagnostic-arm64:v1.1.2")
+    assert (found.image.tests, found.image.setup) == (IMAGES["rdma"].tests, IMAGES["rdma"].setup)
+    assert fabriccheck.nccl_tests_image(pool("rdma")) == IMAGES["rdma"]
+
+
 def test_the_fingerprint_follows_the_pool_and_the_config_only() -> None:
     base = checked("efa")
     assert base.fingerprint() == checked("efa").fingerprint()

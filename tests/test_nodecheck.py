@@ -100,3 +100,11 @@ def test_the_fingerprint_follows_what_the_verdict_depends_on(level: int, floor: 
     base = resolved(pool("efa"))
     other = resolved(pool("efa"), dcgmLevel=level, minBusBandwidth=floor)
     assert (other.fingerprint() == base.fingerprint()) == (level == 2 and floor == 270)
+
+
+def test_an_arm64_rdma_node_is_checked_with_the_arm64_nccl_tests_image() -> None:
+    # An x86-only image on a Grace node never starts, and the node would keep its startup taint for good.
+    check = resolved(pool("rdma", machineType="a4x-highgpu-4g", maxNodes=18))
+    assert check.image.endswith("gpudirect-gib/nccl-plugin-gib-diagnostic-arm64:v1.1.2")
+    assert check.tests == IMAGES["rdma"].tests
+    assert resolved(pool("rdma")).image == IMAGES["rdma"].image, "x86 machines keep theirs"

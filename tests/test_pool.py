@@ -705,3 +705,76 @@ def test_a_b300_pool_is_no_rack_and_keeps_the_usual_defaults() -> None:
         16,
         6400,
     )
+
+
+# -- GKE rack-scale pools (A4X, A4X Max) ------------------------------------------------------------
+
+A4X = {
+    "name": "gb200",
+    "machineType": "a4x-highgpu-4g",
+    "maxNodes": 18,
+    "zone": "us-central1-a",
+    "capacity": {"type": "reservation", "reservationId": "gb200-block"},
+}
+A4X_MAX = {**A4X, "name": "gb300", "machineType": "a4x-maxgpu-4g-metal"}
+
+
+def gke_resolve(spec: dict[str, Any], version: str) -> tuple[dict[str, Pool], list[Issue]]:
+    return resolve_pools(
+        [NodePoolSpec.model_validate(spec)], "gcp", "us-central1", NetworkConfig(), kubernetes_version=version
+    )
+
+
+def test_an_arm64_gke_pool_tolerates_gkes_arm_taint_beside_its_own() -> None:
+    gb200 = one("gcp", A4X)
+    assert gb200.arch == "arm64" and gb200.nvlink_domain_nodes == 18
+    assert [(t.key, t.value) for t in gb200.taints] == [("nvidia.com/gpu", "present"), ("kubernetes.io/arch", "arm64")]
+    custom = one("gcp", {**A4X, "taints": [{"key": "team", "value": "llm"}]})
+    assert [t.key for t in custom.taints] == ["team", "kubernetes.io/arch"], "GKE puts it whatever the pool says"
+    assert all(t.key != "kubernetes.io/arch" for t in one("gcp", A3).taints), "x86 nodes carry no Arm taint"
+
+
+def test_a_gke_rack_scale_pool_is_placed_in_its_sub_block_even_on_a_reservation() -> None:
+    assert one("gcp", A4X).placement == "compact", "the 1x72 workload policy"
+    assert one("gcp", {**A4X, "placement": "none"}).placement == "none"
+    assert one("gcp", {**A4X, "zone": None}).placement == "none", "a workload policy keeps its pool in one zone"
+    assert one("gcp", {**A3, "capacity": {"type": "reservation", "reservationId": "r"}}).placement == "none"
+
+
+def test_a_gke_rack_scale_pool_holds_at_most_one_1x72_sub_block() -> None:
+    _, issues = resolve("gcp", {**A4X, "maxNodes": 36})
+    assert "one pool per sub-block" in issue_at(issues, "nodePools[0].maxNodes").message
+    _, issues = resolve("gcp", {**A4X, "maxNodes": 36, "placement": "none"})
+    assert not issues, "without the workload policy the pool may span sub-blocks"
+    _, issues = resolve("gcp", {**A4X, "nvlinkDomainNodes": 19})
+    assert "at most 18" in issue_at(issues, "nodePools[0].nvlinkDomainNodes").message
+
+
+def test_a4x_on_gke_1_35_claims_its_nics_through_gkes_accelerator_network_profile() -> None:
+    pools, issues = gke_resolve(A4X, "1.35")
+    assert not issues
+    assert pools["gb200"].dranet and not pools["gb200"].roce_metal
+    assert (pools["gb200"].gpu_nics, pools["gb200"].extra_gvnics) == (4, 0), "GKE makes them all"
+
+
+def test_a4x_max_is_bare_metal_rdma_over_the_metal_roce_network_with_dranet() -> None:
+    pools, issues = gke_resolve(A4X_MAX, "1.34")
+    assert not issues, "a minor alone is GKE's newest patch of it, past 1.34.3-gke.1318000"
+    gb300 = pools["gb300"]
+    assert gb300.fabric == "rdma" and gb300.dranet and gb300.roce_metal
+    assert (gb300.gpu_nics, gb300.extra_gvnics, gb300.fabric_gbps) == (8, 1, 3200)
+
+
+@pytest.mark.parametrize("profile", ["none", "auto"])
+def test_a4x_max_takes_no_accelerator_network_profile(profile: str) -> None:
+    _, issues = gke_resolve({**A4X_MAX, "acceleratorNetworkProfile": profile}, "1.35")
+    assert "vpc-roce-metal" in issue_at(issues, "nodePools[0].acceleratorNetworkProfile").message
+
+
+def test_a4x_max_needs_gke_1_34_3_gke_1318000() -> None:
+    _, issues = gke_resolve(A4X_MAX, "1.34.1-gke.1829001")
+    assert "1.34.3-gke.1318000 or later" in issue_at(issues, "cluster.kubernetesVersion").message
+    _, issues = gke_resolve(A4X_MAX, "1.33")
+    assert "1.34.3-gke.1318000" in issue_at(issues, "cluster.kubernetesVersion").message
+    _, issues = gke_resolve(A4X_MAX, "1.34.3-gke.1318000")
+    assert not issues

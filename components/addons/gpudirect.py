@@ -20,7 +20,11 @@ NAMESPACE = "kube-system"
 GROUP = "networking.gke.io"
 API_VERSION = f"{GROUP}/v1"
 INSTALLERS = {"tcpx": "nccl-tcpx-installer", "tcpxo": "nccl-tcpxo-installer", "rdma": "nccl-rdma-installer"}
-"""The installer DaemonSet of each fabric."""
+"""The installer DaemonSet of each fabric (on x86_64 nodes; see GIB_INSTALLERS for rdma on each architecture)."""
+GIB_INSTALLERS = {"x86_64": ("nccl-rdma-installer", versions.GIB_PLUGIN_IMAGE)}
+GIB_INSTALLERS["arm64"] = ("nccl-rdma-installer-arm64", versions.GIB_PLUGIN_IMAGE_ARM64)
+"""The gIB installer DaemonSet and its image for each CPU architecture (Pool.arch); Google builds one image per
+architecture (cluster-toolkit v1.95.0 examples/gke-a4x: nccl-plugin-gib-arm64 on Grace)."""
 DEVICE_INJECTOR = "device-injector"
 
 
@@ -181,10 +185,12 @@ def _tcpxo_node_preparation() -> dict[str, Any]:
     }
 
 
-def _gib_installer(pools: list[Pool]) -> dict[str, Any]:
-    """RDMA: the gIB plugin and its NCCL environment scripts, in /home/kubernetes/bin/gib."""
+def _gib_installer(pools: list[Pool], arch: str = "x86_64") -> dict[str, Any]:
+    """RDMA: the gIB plugin of the pools' CPU architecture and its NCCL environment scripts, in
+    /home/kubernetes/bin/gib."""
+    name, image = GIB_INSTALLERS[arch]
     return _daemonset(
-        INSTALLERS["rdma"],
+        name,
         pools,
         {
             "volumes": [
@@ -197,7 +203,7 @@ def _gib_installer(pools: list[Pool]) -> dict[str, Any]:
             "initContainers": [
                 _installer(
                     INSTALLERS["rdma"],
-                    versions.GIB_PLUGIN_IMAGE,
+                    image,
                     "/scripts/container_entry.sh install\n"
                     "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n"
                     "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib\n",
@@ -248,8 +254,10 @@ def installers(pools: list[Pool]) -> list[dict[str, Any]]:
         out.append(_tcp_installer("tcpx", versions.TCPX_PLUGIN_IMAGE, by_fabric["tcpx"]))
     if "tcpxo" in by_fabric:
         out.append(_tcp_installer("tcpxo", versions.TCPXO_PLUGIN_IMAGE, by_fabric["tcpxo"]))
-    if "rdma" in by_fabric:
-        out.append(_gib_installer(by_fabric["rdma"]))
+    for arch in GIB_INSTALLERS:
+        rdma = [p for p in by_fabric.get("rdma", []) if p.arch == arch]
+        if rdma:
+            out.append(_gib_installer(rdma, arch))
     sidecar_pools = [p for p in pools if p.fabric in ("tcpx", "tcpxo")]
     if sidecar_pools:
         out.append(_device_injector(sidecar_pools))
@@ -261,7 +269,8 @@ def objects(stack: Stack) -> list[dict[str, Any]]:
     pools = gpudirect_pools(stack)
     if not pools:
         return []
-    networks = gpudirect.cluster_networks(pools)
+    # Network objects are for pods that attach networks by name; bare metal's pods claim their NICs through DRANET.
+    networks = gpudirect.cluster_networks(gpudirect.multinetwork_pools(pools))
     claims = [
         gpudirect.claim_template(pool, namespace)
         for pool in pools

@@ -32,6 +32,8 @@ class GkeCluster(pulumi.ComponentResource):
     """The untainted pool the add-ons run on."""
     node_pools: dict[str, pulumi.Resource]
     """The GPU node pools, by pool name."""
+    workload_policies: dict[str, compute.ResourcePolicy]
+    """The "1x72" workload policy of each rack-scale pool (A4X, A4X Max), by pool name."""
     gpu_networks: dict[str, compute.Subnetwork]
     """The subnets of the GPUDirect pools' extra NICs, by network name (vpc1, gvnic-1, rdma-0 …); empty
     when no pool has GPUDirect."""
@@ -99,13 +101,19 @@ class GkeCluster(pulumi.ComponentResource):
             **nodepool.system_pool_args(spec.system_pool, cluster_location=location, zone=spec.zone),
             opts=pool_opts,
         )
+        self.workload_policies = self._workload_policies(name, spec, [pool for _, pool in pools])
         self.node_pools = {
             pool.name: container.NodePool(
                 f"{name}-{pool.name}",
                 cluster=self.cluster.name,
                 project=spec.project,
                 **nodepool.node_pool_args(
-                    pool_spec, pool, cluster_location=location, zone=spec.zone, gpu_networks=refs
+                    pool_spec,
+                    pool,
+                    cluster_location=location,
+                    zone=spec.zone,
+                    gpu_networks=refs,
+                    workload_policy=policy.name if (policy := self.workload_policies.get(pool.name)) else None,
                 ),
                 opts=gpu_pool_opts,
             )
@@ -127,6 +135,23 @@ class GkeCluster(pulumi.ComponentResource):
         # Filestore volumes are provisioned by GKE's CSI add-on through their StorageClass: nothing more here.
         self.storage_objects: list[pulumi.Resource] = []
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": self.cluster.endpoint})
+
+    def _workload_policies(
+        self, name: str, spec: GcpClusterSpec, pools: list[Pool]
+    ) -> dict[str, compute.ResourcePolicy]:
+        """The "1x72" workload policy of each rack-scale pool with compact placement, by pool name."""
+        policies: dict[str, compute.ResourcePolicy] = {}
+        for pool in pools:
+            args = nodepool.workload_policy_args(pool, project=spec.project, region=spec.region)
+            if args is not None:
+                # Its name is fixed, and a node pool names it: a replacement deletes the old one first.
+                policies[pool.name] = compute.ResourcePolicy(
+                    f"{name}-{pool.name}-workload-policy",
+                    name=f"{spec.name}-{pool.name}-1x72",
+                    **args,
+                    opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+                )
+        return policies
 
     def _gpu_networks(self, name: str, spec: GcpClusterSpec, gpu_pools: list[Pool]) -> dict[str, NetworkRef]:
         """A VPC, subnet and (but for RoCE) internal firewall rule for every extra network of the GPUDirect
@@ -151,6 +176,10 @@ class GkeCluster(pulumi.ComponentResource):
                     opts=child,
                 )
             for net in nets:
+                if net.metal:
+                    # The metal profile makes the VPC's one subnet itself; every RDMA NIC attaches it.
+                    refs[net.name] = NetworkRef(network.name, network.name.apply(gpunetworks.metal_subnet))
+                    continue
                 subnet = compute.Subnetwork(
                     f"{name}-{net.name}-subnet",
                     network=network.id,

@@ -1,7 +1,8 @@
 """GKE GPUDirect VPCs, subnets and firewall rules, as plain dicts keyed like pulumi_gcp.compute's arguments.
 
 Pure: no Pulumi import. Every extra network of `gpudirect.cluster_networks` gets a subnet in the
-cluster's region; its VPC is its own, but the eight rdma-i subnets share one RoCE VPC.
+cluster's region; its VPC is its own, but the eight rdma-i subnets share one RoCE VPC, and the metal RoCE VPC of
+bare-metal machines has the one subnet its network profile makes.
 
 Source: GoogleCloudPlatform/cluster-toolkit @1047080: modules/network/multivpc (one VPC and subnet per
 GPU NIC, REGIONAL routing, an internal tcp/udp/icmp rule through modules/network/vpc), modules/network/
@@ -22,6 +23,15 @@ ROUTING_MODE = "REGIONAL"
 """The GPU VPCs' routing mode: their subnets live in the cluster's region only."""
 ROCE_PROFILE = "https://www.googleapis.com/compute/beta/projects/{project}/global/networkProfiles/{zone}-vpc-roce"
 """The RoCE network profile of a zone: a VPC made with it carries the RDMA NICs' traffic."""
+METAL_ROCE_PROFILE = ROCE_PROFILE + "-metal"
+"""The metal RoCE network profile of a zone, for bare-metal machines' RDMA NICs (cluster-toolkit v1.95.0
+examples/gke-a4x-max-bm: `<zone>-vpc-roce-metal`)."""
+NETWORKING_DRA_LABEL = "cloud.google.com/gke-networking-dra-driver"
+"""The node label that turns GKE's managed DRANET driver on for a node pool that attaches its own networks
+(cluster-toolkit v1.95.0 modules/compute/gke-node-pool sets it with DRANET; examples/gke-a4x-max-bm sets it on
+A4X Max, beside `cloud.google.com/gke-dpv2-unified-cni: cni-migration`)."""
+METAL_NODE_LABELS = {NETWORKING_DRA_LABEL: "true", "cloud.google.com/gke-dpv2-unified-cni": "cni-migration"}
+"""The labels a bare-metal RDMA pool's nodes carry, as cluster-toolkit's gke-a4x-max-bm sets them."""
 INTERNAL_PROTOCOLS = ("tcp", "udp", "icmp")
 """What nodes may send each other over a NetDevice GPU VPC (cluster-toolkit's allow-internal-traffic)."""
 
@@ -52,11 +62,13 @@ def cluster_args(pools: Iterable[Pool]) -> dict[str, Any]:
     attaching = bool(gpudirect_pools(pools))
     # Cluster Toolkit's gke-cluster turns multi-networking on with additional networks, and Dataplane V2
     # with it (modules/scheduler/gke-cluster/main.tf); its gke-node-pool needs Dataplane V2 for DRANET and
-    # no multi-networking (modules/compute/gke-node-pool/main.tf, dranet_requirements; examples/gke-a4x).
+    # no multi-networking (modules/compute/gke-node-pool/main.tf, dranet_requirements; examples/gke-a4x). Bare
+    # metal attaches its networks to the nodes while pods claim the NICs through DRANET, on a cluster without
+    # multi-networking (examples/gke-a4x-max-bm: the cluster is given no additional networks).
     args: dict[str, Any] = {}
     if attaching or any(p.dranet for p in pools):
         args["datapath_provider"] = "ADVANCED_DATAPATH"
-    if attaching:
+    if gpudirect.multinetwork_pools(pools):
         args["enable_multi_networking"] = True
     return args
 
@@ -81,9 +93,14 @@ def roce_zone(pools: Iterable[Pool], cluster_zone: str | None) -> str | None:
     return pool_zone(found[0], cluster_zone) if found else None
 
 
-def roce_profile(project: str, zone: str) -> str:
-    """The URL of the zone's RoCE network profile."""
-    return ROCE_PROFILE.format(project=project, zone=zone)
+def roce_profile(project: str, zone: str, *, metal: bool = False) -> str:
+    """The URL of the zone's RoCE network profile (the metal one for bare-metal machines)."""
+    return (METAL_ROCE_PROFILE if metal else ROCE_PROFILE).format(project=project, zone=zone)
+
+
+def metal_subnet(vpc: str) -> str:
+    """The subnet a metal RoCE VPC's network profile makes in it, which the RDMA NICs attach."""
+    return gpudirect.METAL_SUBNET.format(vpc=vpc)
 
 
 def firewall_name(cluster: str, vpc: str) -> str:
@@ -105,8 +122,13 @@ def network_args(cluster: str, project: str, nets: Sequence[GpuNetwork], *, roce
         if roce_zone is None:
             raise ValueError(f"the RoCE VPC of cluster '{cluster}' needs a zone: its network profile is zonal")
         # Set at creation only: another zone replaces the VPC.
-        args["network_profile"] = roce_profile(project, roce_zone)
+        args["network_profile"] = roce_profile(project, roce_zone, metal=first.metal)
     return args
+
+
+def node_labels(pool: Pool) -> dict[str, str]:
+    """The GKE labels the pool's networking needs on its nodes: GKE's DRANET driver on bare metal, none else."""
+    return dict(METAL_NODE_LABELS) if pool.roce_metal else {}
 
 
 def subnetwork_args(cluster: str, project: str, region: str, net: GpuNetwork, cidr: str) -> dict[str, Any]:
@@ -140,7 +162,7 @@ def firewall_args(cluster: str, project: str, nets: Sequence[GpuNetwork], cidr: 
 def node_network_config(pool: Pool, refs: Mapping[str, NetworkRef]) -> dict[str, Any] | None:
     """The pool's `network_config`: the extra networks it attaches, or GKE's accelerator network profile
     when GKE makes its RDMA networks (DRANET); None for a pool without GPUDirect."""
-    if pool.dranet:
+    if pool.dranet and not pool.roce_metal:
         # GKE makes and attaches the networks itself, and refuses additional ones beside the profile.
         return {"accelerator_network_profile": "auto"}
     extra = node_network_configs(pool, refs)

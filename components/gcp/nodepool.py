@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from components import catalog
-from components.gcp.gpunetworks import NetworkRef, node_network_config
+from components.gcp.gpunetworks import NetworkRef, node_labels, node_network_config
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
-from components.pool import Pool
+from components.pool import GKE_ARM_TAINT, Pool
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
@@ -22,6 +22,9 @@ SYSTEM_POOL_NAME = "system"
 
 REGIONAL_ZONES = 3
 """How many zones GKE spreads a regional cluster's node pools over when none are named."""
+
+ACCELERATOR_TOPOLOGY = "1x72"
+"""The accelerator topology of a rack-scale pool's workload policy: 72 GPUs, one NVL72 rack (GKE's sub-block)."""
 
 TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 """Kubernetes taint effects as the GKE API spells them."""
@@ -35,11 +38,40 @@ def boot_disk_type(machine_type: str) -> str:
     return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_PREFIXES) else "pd-ssd"
 
 
+METAL_HUGEPAGES_2M = 4096
+"""2 MiB hugepages on a bare-metal RDMA node (cluster-toolkit v1.95.0 examples/gke-a4x-max-bm)."""
+
+
 def taints(pool: Pool) -> list[dict[str, str]]:
     """The pool's taints in the GKE API's form, the node check's startup taint included (GKE puts a node pool's
-    taints on each node when it registers; the check removes its own)."""
-    every = (*pool.taints, *pool.startup_taints)
+    taints on each node when it registers; the check removes its own). GKE's Arm taint is left to GKE, which puts
+    it on every Arm node itself."""
+    every = [t for t in (*pool.taints, *pool.startup_taints) if t != GKE_ARM_TAINT]
     return [{"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in every]
+
+
+def workload_policy_args(pool: Pool, *, project: str, region: str) -> dict[str, Any] | None:
+    """The `compute.ResourcePolicy` arguments but `name` of a rack-scale pool's workload policy: high throughput in
+    one "1x72" sub-block (an NVL72 rack), which its compact placement names; None for other pools."""
+    if not (pool.nvlink_domain_nodes and pool.placement == "compact"):
+        return None
+    # cluster-toolkit v1.95.0 examples/gke-a4x and gke-a4x-max-bm: modules/compute/resource-policy with
+    # workload_policy {type: HIGH_THROUGHPUT, accelerator_topology: "1x72"}, in the cluster's region.
+    return {
+        "project": project,
+        "region": region,
+        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": ACCELERATOR_TOPOLOGY},
+    }
+
+
+def placement_policy(pool: Pool, workload_policy: Any = None) -> dict[str, Any] | None:
+    """The node pool's `placement_policy`: compact, naming the pool's workload policy when it has one
+    (`workload_policy` is that policy's name); None for a pool without placement."""
+    if pool.placement != "compact":
+        return None
+    # cluster-toolkit's resource-policy module hands gke-node-pool {type: COMPACT, name: <policy>}, which it passes
+    # as placement_policy {type, policy_name} (modules/compute/resource-policy/outputs.tf; gke-node-pool/main.tf).
+    return {"type": "COMPACT", "policy_name": workload_policy} if workload_policy is not None else {"type": "COMPACT"}
 
 
 def reservation_affinity(spec: NodePoolSpec) -> dict[str, Any] | None:
@@ -85,6 +117,11 @@ def node_config(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
         # Image streaming: containers start while their (often tens of GB) training images stream in.
         "gcfs_config": {"enabled": True},
     }
+    config["labels"] |= node_labels(pool)
+    if pool.roce_metal:
+        # 2 MiB hugepages on bare-metal RDMA nodes, 4,096 of them, as cluster-toolkit v1.95.0
+        # examples/gke-a4x-max-bm sets (linux_node_config.hugepages_config.hugepage_size_2m).
+        config["linux_node_config"] = {"hugepages_config": {"hugepage_size2m": METAL_HUGEPAGES_2M}}
     machine = catalog.lookup("gcp", machine_type)
     if pool.local_storage and machine is not None and machine.local_ssds:
         # GKE puts the machine's local SSDs in one array for ephemeral storage: images, emptyDirs, logs.
@@ -125,11 +162,13 @@ def node_pool_args(
     cluster_location: str,
     zone: str | None,
     gpu_networks: Mapping[str, NetworkRef] | None = None,
+    workload_policy: Any = None,
 ) -> dict[str, Any]:
     """The GPU pool's `container.NodePool` arguments but `cluster` and `project`.
 
     `cluster_location` is the cluster's zone or region; `zone` is the cluster's zone, None when regional.
     `gpu_networks` names the VPC and subnet of each GPUDirect network the cluster made, by network name.
+    `workload_policy` names the pool's workload policy (`workload_policy_args`), when it has one.
     """
     flex_start = spec.capacity.type == "flex-start"
     single_zone = pool.zone is not None or zone is not None
@@ -155,8 +194,9 @@ def node_pool_args(
     }
     if pool.zone is not None:
         args["node_locations"] = [pool.zone]
-    if pool.placement == "compact":
-        args["placement_policy"] = {"type": "COMPACT"}
+    placement = placement_policy(pool, workload_policy)
+    if placement is not None:
+        args["placement_policy"] = placement
     # GPUDirect asks no more of the node pool than its networks: Cluster Toolkit's gke-node-pool sets
     # nothing else for these machines (no gpudirect_strategy), and gVNIC stays on.
     network = node_network_config(pool, gpu_networks or {})

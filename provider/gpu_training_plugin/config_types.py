@@ -388,8 +388,10 @@ GKE, the taint GKE sets itself)."""
     labels: NotRequired[dict[str, str]]
     """Extra node labels. Default: none."""
     placement: NotRequired[NodePoolSpecPlacement]
-    """cluster (AWS cluster placement group) | compact (GCP compact placement) | none.
-Default: cluster on AWS, compact on GCP, none on existing clusters."""
+    """cluster (AWS cluster placement group) | compact (GCP compact placement) | none. On GKE rack-scale pools
+(A4X, A4X Max) compact is a "1x72" workload policy, which keeps the pool in one NVLink sub-block of 18
+machines. Default: cluster on AWS, compact on GCP, none on existing clusters (none on reserved capacity,
+except GKE rack-scale pools with a zone, which get compact)."""
     capacity: NotRequired[CapacitySpec]
     """How nodes are bought. Default: on-demand."""
     fabric: NotRequired[Fabric]
@@ -400,7 +402,8 @@ and a4-highgpu-8g; else tcp, which is also the explicit opt-out."""
     """GKE rdma pools: auto (GKE makes the RDMA networks itself and pods claim the NICs through DRA,
 device class mrdma.google.com; GKE 1.34.1-gke.1829001 and later) or none (this stack makes the
 RoCE VPC, its subnets and the Network objects). Default: auto when cluster.kubernetesVersion is
-1.35 or later, else none (on 1.34, set auto once the cluster runs 1.34.1-gke.1829001 or later)."""
+1.35 or later, else none (on 1.34, set auto once the cluster runs 1.34.1-gke.1829001 or later). Not
+allowed on bare metal (A4X Max), whose NICs are on the metal RoCE network this stack attaches."""
     networks: NotRequired[list[str]]
     """NetworkAttachmentDefinitions a pod on this pool attaches (infiniband / roce). Default: none."""
     node_selector: NotRequired[dict[str, str]]

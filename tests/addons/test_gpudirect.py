@@ -186,3 +186,21 @@ def test_what_a_cluster_version_cannot_do_names_the_key(
     with pytest.raises(ConfigError) as error:
         managed_rdma(version, **pool)
     assert any(i.path == path and message in i.message for i in error.value.issues), error.value.issues
+
+
+def test_arm64_rdma_pools_get_the_arm64_gib_installer_and_x86_pools_keep_theirs() -> None:
+    found = by_kind(objects(gke("a4-highgpu-8g", "a4x-highgpu-4g", "a4x-maxgpu-4g-metal")), "DaemonSet")
+    assert set(found) == {"nccl-rdma-installer", "nccl-rdma-installer-arm64"}
+    arm = found["nccl-rdma-installer-arm64"]["spec"]["template"]["spec"]
+    (install,) = arm["initContainers"]
+    assert install["image"].endswith("gpudirect-gib/nccl-plugin-gib-arm64:v1.1.2")
+    terms = arm["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0]["values"] == ["pool1", "pool2"], "the Grace pools only"
+    x86 = found["nccl-rdma-installer"]["spec"]["template"]["spec"]
+    assert x86["initContainers"][0]["image"].endswith("gpudirect-gib/nccl-plugin-gib:v1.1.1")
+    assert_valid(*found.values())
+
+
+def test_a4x_max_makes_no_network_objects_for_pods_to_attach() -> None:
+    found = objects(gke("a4x-maxgpu-4g-metal"))
+    assert not by_kind(found, "GKENetworkParamSet") and not by_kind(found, "Network"), "no multi-networking"

@@ -264,3 +264,59 @@ def test_gpu_pools_wait_for_the_image_streaming_api(pulumi_mocks: RecordingMonit
     assert api.inputs["disableOnDestroy"] is False, "other clusters of the project may stream images too"
     pools = [p for p in pulumi_mocks.of_type(NODE_POOL) if not p.name.endswith("-system")]
     assert pools and all(api.urn in p.dependencies for p in pools)
+
+
+RACK_POOLS = [
+    {
+        "name": "a4x",
+        "machineType": "a4x-highgpu-4g",
+        "maxNodes": 18,
+        "zone": ZONE,
+        "capacity": {"type": "reservation", "reservationId": "gb200-block"},
+    },
+    {
+        "name": "a4x-max",
+        "machineType": "a4x-maxgpu-4g-metal",
+        "maxNodes": 18,
+        "zone": ZONE,
+        "capacity": {"type": "reservation", "reservationId": "gb300-block"},
+    },
+]
+
+
+def test_a_rack_scale_pool_is_placed_by_its_own_1x72_workload_policy(pulumi_mocks: RecordingMonitor) -> None:
+    build(pools=gke_pools(RACK_POOLS))
+
+    policies = {r.name: r.inputs for r in pulumi_mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")}
+    assert set(policies) == {"train-a4x-workload-policy", "train-a4x-max-workload-policy"}
+    policy = policies["train-a4x-workload-policy"]
+    assert policy["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
+    assert (policy["name"], policy["project"], policy["region"]) == ("train-a4x-1x72", "ml-prod", REGION)
+    pool = pulumi_mocks.named("train-a4x").inputs
+    assert pool["placementPolicy"] == {"type": "COMPACT", "policyName": "train-a4x-1x72"}, "reservations too"
+    assert pool["nodeLocations"] == [ZONE]
+    assert pulumi_mocks.named("train-a4x-workload-policy").urn in pulumi_mocks.named("train-a4x").dependencies
+
+
+def test_a4x_max_attaches_its_host_network_and_the_metal_roce_vpc_without_multi_networking(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build(pools=gke_pools(RACK_POOLS[1:]))
+
+    networks = {r.name: r.inputs for r in pulumi_mocks.of_type("gcp:compute/network:Network")}
+    metal = networks["train-rdma-metal"]
+    assert metal["networkProfile"].endswith(f"/global/networkProfiles/{ZONE}-vpc-roce-metal")
+    subnets = [r.name for r in pulumi_mocks.of_type("gcp:compute/subnetwork:Subnetwork")]
+    assert subnets == ["train-gvnic-1-subnet"], "the metal profile makes the RDMA subnet itself"
+    firewalls = [r.name for r in pulumi_mocks.of_type("gcp:compute/firewall:Firewall")]
+    assert firewalls == ["train-gvnic-1-internal"]
+    pool = pulumi_mocks.named("train-a4x-max").inputs
+    attached = pool["networkConfig"]["additionalNodeNetworkConfigs"]
+    assert attached[0] == {"network": "train-gvnic-1", "subnetwork": "train-gvnic-1"}
+    assert attached[1:] == 8 * [{"network": "train-rdma-metal", "subnetwork": "default-subnet-1-train-rdma-metal"}]
+    assert "acceleratorNetworkProfile" not in pool["networkConfig"]
+    labels = pool["nodeConfig"]["labels"]
+    assert labels["cloud.google.com/gke-networking-dra-driver"] == "true", "pods claim the NICs through DRANET"
+    cluster = only(pulumi_mocks, CLUSTER).inputs
+    assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert "enableMultiNetworking" not in cluster, "no pod attaches a network by name"

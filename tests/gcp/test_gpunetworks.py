@@ -392,3 +392,52 @@ def test_the_rdma_pools_of_a_cluster_share_one_zone() -> None:
             f"{ZONE} with pool 'b200', or use fabric tcp",
         )
     ]
+
+
+A4X_MAX = {"name": "gb300", "machineType": "a4x-maxgpu-4g-metal", "maxNodes": 18, "zone": ZONE}
+
+
+def test_the_metal_roce_vpc_takes_the_zones_metal_profile_no_subnet_and_no_rule() -> None:
+    nets = gpudirect.node_networks(pool(A4X_MAX))
+    metal = [n for n in nets if n.metal]
+    assert [n.name for n in nets] == ["gvnic-1", *(f"rdma-metal-{i}" for i in range(8))]
+    assert all(n.roce and n.device_mode == "RDMA" for n in metal)
+    args = gpunetworks.network_args("train", "ml-prod", metal, roce_zone=ZONE)
+    assert args["name"] == "train-rdma-metal" and args["network_profile"] == ROCE_PROFILE + "-metal"
+    assert gpunetworks.firewall_args("train", "ml-prod", metal, "192.168.0.0/16") is None
+    assert gpunetworks.metal_subnet("train-rdma-metal") == "default-subnet-1-train-rdma-metal"
+
+
+def test_a4x_max_pods_attach_nothing_by_name_and_claim_eight_nics_through_dranet() -> None:
+    a4x_max = pool(A4X_MAX)
+    assert gpudirect.pod_networks(a4x_max) == ()
+    assert gpudirect.multinetwork_pools([a4x_max]) == []
+    template = gpudirect.claim_template(a4x_max, "training")
+    (request,) = template["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}
+    assert gpunetworks.cluster_args([a4x_max]) == {"datapath_provider": "ADVANCED_DATAPATH"}
+    assert gpunetworks.cluster_args([a4x_max, pool(A4)])["enable_multi_networking"] is True, "A4 pods attach theirs"
+
+
+def test_an_a4x_max_and_an_a4_pool_share_the_extra_gvnic_vpc_but_not_the_roce_vpc(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build(cluster_spec(), gke_pools([A4, {**A4X_MAX, "name": "gb300"}]))
+
+    assert names(pulumi_mocks, NETWORK) == ["train-gvnic-1", "train-rdma", "train-rdma-metal"]
+    profiles = {n: a.get("networkProfile") for n, a in by_name(pulumi_mocks, NETWORK).items()}
+    assert profiles["train-rdma"] == ROCE_PROFILE and profiles["train-rdma-metal"] == ROCE_PROFILE + "-metal"
+
+
+def test_an_a4x_max_pool_needs_a_zone_for_its_metal_roce_vpc_and_no_profile_would_help() -> None:
+    regional = {**A4X_MAX, "zone": None, "placement": "none"}
+    [(path, message)] = config_issues({**GKE, "kubernetesVersion": "1.35"}, [regional])
+    assert path == "nodePools[0].zone" and message.endswith("set `zone` or make the cluster zonal (cluster.zone)")
+
+
+def test_a4x_without_gkes_profile_attaches_the_gvnic_and_four_rdma_subnets_of_the_roce_vpc() -> None:
+    # NVIDIA AICR, "GKE GB200 (A4X) Networking Prerequisites": gvnic-1 and rdma-0..rdma-3.
+    a4x = pool({"name": "gb200", "machineType": "a4x-highgpu-4g", "maxNodes": 18, "zone": ZONE})
+    assert not a4x.dranet, "no cluster version: this stack makes the networks"
+    assert [n.name for n in gpudirect.node_networks(a4x)] == ["gvnic-1", "rdma-0", "rdma-1", "rdma-2", "rdma-3"]
+    assert [n.interface for n in gpudirect.pod_networks(a4x)] == ["eth2", "eth3", "eth4", "eth5"]

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from pulumi_gcp import container
+from pulumi_gcp import compute, container
 from pulumi_gcp.container import _inputs
 
 from components import gpudirect
@@ -318,3 +318,53 @@ def test_a_gpudirect_pool_gets_one_more_nic_per_network_and_a_tcp_pool_none() ->
     spec, pool = resolved()
     with pytest.raises(ValueError, match="'vpc1'"):
         nodepool.node_pool_args(spec, pool, cluster_location=REGION, zone=None)
+
+
+def test_an_a4x_pool_is_four_gb200s_placed_by_its_workload_policy_with_gkes_arm_taint_left_to_gke() -> None:
+    spec, pool = resolved(name="gb200", machineType="a4x-highgpu-4g", maxNodes=18)
+    args = nodepool.node_pool_args(
+        spec, pool, cluster_location=REGION, zone=None, gpu_networks=refs(pool), workload_policy="train-gb200-1x72"
+    )
+    config = args["node_config"]
+    (accelerator,) = config["guest_accelerators"]
+    assert (accelerator["type"], accelerator["count"]) == ("nvidia-gb200", 4)
+    assert config["disk_type"] == "hyperdisk-balanced"
+    assert args["placement_policy"] == {"type": "COMPACT", "policy_name": "train-gb200-1x72"}
+    # GKE taints every Arm node itself; the pool's jobs tolerate it (Pool.taints), the node pool does not state it.
+    assert {"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"} in [
+        t.model_dump() for t in pool.taints
+    ]
+    assert [t["key"] for t in config["taints"]] == ["nvidia.com/gpu", "gpu-training/node-check"]
+    assert config["ephemeral_storage_local_ssd_config"] == {"local_ssd_count": 4}, "4 Titanium SSDs"
+    assert unknown_keys(args, NODE_POOL_FIELDS) == []
+
+
+def test_the_workload_policy_is_regional_high_throughput_1x72_and_only_for_placed_rack_scale_pools() -> None:
+    _, pool = resolved(name="gb200", machineType="a4x-highgpu-4g", maxNodes=18)
+    args = nodepool.workload_policy_args(pool, project="ml-prod", region=REGION)
+    assert args == {
+        "project": "ml-prod",
+        "region": REGION,
+        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": "1x72"},
+    }
+    fields = set(inspect.signature(compute.ResourcePolicyArgs.__init__).parameters)
+    assert set(args) <= fields
+    _, unplaced = resolved(name="gb200", machineType="a4x-highgpu-4g", maxNodes=18, placement="none")
+    assert nodepool.workload_policy_args(unplaced, project="ml-prod", region=REGION) is None
+    assert "placement_policy" not in regional_args(name="gb200", machineType="a4x-highgpu-4g", placement="none")
+    _, h100 = resolved(placement="compact")
+    assert nodepool.workload_policy_args(h100, project="ml-prod", region=REGION) is None, "NVLink inside the node"
+
+
+def test_an_a4x_max_pool_turns_gkes_dranet_on_with_hugepages_and_attaches_the_metal_networks() -> None:
+    spec, pool = resolved(name="gb300", machineType="a4x-maxgpu-4g-metal", maxNodes=18)
+    assert pool.dranet and pool.roce_metal
+    args = nodepool.node_pool_args(spec, pool, cluster_location=REGION, zone=None, gpu_networks=refs(pool))
+    config = args["node_config"]
+    assert config["labels"]["cloud.google.com/gke-networking-dra-driver"] == "true"
+    assert config["linux_node_config"] == {"hugepages_config": {"hugepage_size2m": 4096}}
+    names = [c["network"] for c in args["network_config"]["additional_node_network_configs"]]
+    assert names == ["train-gvnic-1", *8 * ["train-rdma-metal"]]
+    assert unknown_keys(args, NODE_POOL_FIELDS) == []
+    _, a4x = resolved(name="gb200", machineType="a4x-highgpu-4g")
+    assert "linux_node_config" not in nodepool.node_config(spec, a4x)

@@ -159,7 +159,10 @@ def test_the_nvl72_gke_stack_renders_valid_objects_at_each_pools_full_bandwidth(
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in worker[
         "tolerations"
     ]
-    assert worker["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": "a4x-max-rdma-nics"}]
+    assert worker["resourceClaims"] == [
+        {"name": "rdma-nics", "resourceClaimTemplateName": "a4x-max-rdma-nics"},
+        {"name": "compute-domain-channel", "resourceClaimTemplateName": "gb300-finetune-channel"},
+    ]
 
 
 def test_the_nvl72_gke_stack_runs_under_mocks_with_a_workload_policy_per_pool(

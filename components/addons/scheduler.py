@@ -7,6 +7,8 @@ from typing import Any
 import yaml
 
 from components.addons.install import HelmRelease
+from components.fabric import profile
+from components.fabriccheck import home_namespace
 from components.manifests.meta import metadata
 from components.topology import Topology
 from components.validation import Stack
@@ -142,7 +144,7 @@ def volcano(stack: Stack) -> HelmRelease | None:
     if stack.scheduler != "volcano":
         return None
     topology = stack.config.scheduler.topology.enabled
-    claims = any(p.dranet or p.nvlink_domain_nodes for p in stack.pools.values())
+    claims = any(p.nvlink_domain_nodes or profile(p, home_namespace(p)).claims for p in stack.pools.values())
     custom: dict[str, Any] = {"scheduler_config_override": volcano_scheduler_config(topology, dra=claims)}
     topologies = _topologies(stack) if topology else []
     if topologies:

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from components import nvlink
 from components.errors import ConfigError, Issue
 from components.fabric import GIB_NCCL_ENV, min_nccl
 from components.manifests.plan import JobPlan, SchedulerKind, plan
@@ -191,6 +192,8 @@ class FabricCheck:
     """The least NCCL version the fabric's settings need (RoCE: 2.21), which the log must show; None: any."""
     timeout_minutes: int
     """How long the gate may take."""
+    nvls: bool = False
+    """Rack-scale NVLink: the test runs inside one NVLink domain and must show NCCL's NVLS set up across the nodes."""
     when: Literal["deploy", "scale-up"] = "deploy"
     """deploy: `pulumi up` runs it on nodes the pool keeps and waits for it. scale-up: for a pool that keeps
     fewer nodes than the test needs, a watcher in the cluster runs it once the pool first has that many checked
@@ -235,6 +238,8 @@ class FabricCheck:
             else f"no floor ({self.floor_source})"
         )
         networks = f", over {' or '.join(self.networks)}" if self.networks else ""
+        if self.nvls:
+            networks += f", NVLS across one NVLink domain (its own ComputeDomain; the log's '{nvlink.NVLS_LINE}' line)"
         nccl = f", NCCL >= {self.min_nccl}" if self.min_nccl else ""
         test = (
             f"{self.test} on {self.nodes} nodes x {self.plan.gpus_per_node} GPUs, {self.sizes.min}-{self.sizes.max}"
@@ -257,6 +262,7 @@ class FabricCheck:
             "floor": self.floor_gbs,
             "image": self.image.image,
             "nodes": self.nodes,
+            "nvls": self.nvls,
         }
         return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -292,6 +298,7 @@ def resolve(
         )
     floor = _floor(spec, pool)
     image = nccl_tests_image(pool)
+    nvls = nvlink.needs_domain(pool, spec.nodes)
     name = f"{NAME_PREFIX}{pool.name}"
     if len(f"{name}-{spec.nodes - 1}") > 63:
         issues.append(
@@ -338,6 +345,7 @@ def resolve(
         networks=NETWORKS[pool.fabric],
         min_nccl=min_nccl(pool.fabric, planned.env),
         timeout_minutes=spec.timeout_minutes,
+        nvls=nvls,
         when="scale-up" if scale_up else "deploy",
     )
     return check, "", []
@@ -349,7 +357,7 @@ def _off_reason(spec: FabricCheckSpec, pool: Pool) -> str | None:
         return "fabricCheck.enabled is false"
     if spec.enabled:
         return None
-    if pool.fabric not in FAST_FABRICS:
+    if pool.fabric not in FAST_FABRICS and not pool.nvlink_domain_nodes:
         return f"{pool.fabric} is not a fast fabric (set fabricCheck.enabled: true to measure it anyway)"
     return None
 
@@ -360,6 +368,11 @@ def _floor(spec: FabricCheckSpec, pool: Pool) -> tuple[float, str]:
     data, not the speed."""
     if spec.min_bus_bandwidth is not None:
         return spec.min_bus_bandwidth, "fabricCheck.minBusBandwidth"
+    if nvlink.needs_domain(pool, spec.nodes):
+        # Inside one NVLink domain NCCL goes over NVLink (NVLS), far above any network's figure.
+        found, source = nvlink.floor(pool)
+        if found:
+            return found, f"{source}, across the NVLink domain"
     machine = pool.machine()
     # The published floors are all_reduce and all_gather figures; alltoall moves more over the network.
     if machine is not None and machine.busbw_floor_gbs and pool.fabric == machine.fabric and spec.test in _FLOOR_TESTS:

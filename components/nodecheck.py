@@ -16,7 +16,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from components import catalog
+from components import nvlink
 from components.errors import Issue
 from components.fabriccheck import nccl_tests_image
 from components.models.nodepool import NODE_CHECK_KEY, NODE_CHECK_TAINT, NodeCheckSpec, Taint
@@ -39,10 +39,8 @@ DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.5.2-1-ubuntu22.04"
 lists). Its diagnostic plugins must match the driver's CUDA generation: older DCGM images refuse R580 drivers."""
 KUBECTL_IMAGE = "docker.io/alpine/k8s:1.34.1"
 """kubectl with a POSIX shell, for the verdict's node updates (registry.k8s.io/kubectl has no shell)."""
-NVLINK_SHARE = 0.6
-"""The derived floor: this share of one direction of the GPU's NVLink bandwidth. A healthy 8-GPU NVSwitch node
-reaches about 0.8 of it at 8G messages (H100: 360-480 GB/s of 450); one link down or a fallback to PCIe
-falls far below."""
+NVLINK_SHARE = nvlink.SHARE
+"""The derived floor: this share of one direction of the GPU's NVLink bandwidth (components/nvlink.py)."""
 NVLINK_SIZES = ("512M", "8G")
 """The single-node test's smallest and largest message (the floor applies at the largest)."""
 
@@ -158,11 +156,10 @@ def resolve(spec: NodeCheckSpec, pool: Pool, *, path: str) -> tuple[NodeCheck | 
 def _floor(spec: NodeCheckSpec, pool: Pool) -> tuple[float, str]:
     if spec.min_bus_bandwidth is not None:
         return spec.min_bus_bandwidth, "nodeCheck.minBusBandwidth"
-    nvlink = catalog.nvlink_gbs(pool.gpu_model)
-    if not nvlink:
+    found, source = nvlink.floor(pool)
+    if not found:
         return 0, "no NVLink known for this GPU: set nodeCheck.minBusBandwidth to judge it"
-    one_way = nvlink / 2
-    return float(round(one_way * NVLINK_SHARE)), f"{NVLINK_SHARE:.0%} of {pool.gpu_model}'s {one_way:g} GB/s NVLink"
+    return found, source
 
 
 def expected_nics(pool: Pool) -> Nics:

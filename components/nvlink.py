@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import catalog
 from components.pool import Pool
 from components.topology import CLIQUE_LABEL, NVLINK_LEVEL
 
@@ -34,6 +35,13 @@ DRIVER = "compute-domain.nvidia.com"
 # communicator init instead of quietly running over the network; MNNVL and NVLS need CUDA's cuMem allocations,
 # which some framework images turn off (NCCL_CUMEM_ENABLE=0), so it is set back on.
 ENV = {"NCCL_MNNVL_ENABLE": "1", "NCCL_CUMEM_ENABLE": "1", "NCCL_NVLS_ENABLE": "1"}
+SHARE = 0.6
+"""A derived NVLink floor: this share of one direction of the GPU's NVLink bandwidth. A healthy 8-GPU NVSwitch node
+reaches about 0.8 of it at 8G messages (H100: 360-480 GB/s of 450), as 2 GB300 nodes over multi-node NVLink do
+(841 GB/s of 900 with NVLS, NVIDIA/aicr#1256); one link down, or a fallback to the network, falls far below."""
+NVLS_LINE = "NVLS comm"
+"""What NCCL logs (NCCL_DEBUG=INFO, subsystem INIT) once a communicator has set NVLink SHARP up: the proof that
+it runs over NVLink across the nodes (NVIDIA AICR's NVLS validator reads the same line)."""
 MIN_NCCL = "2.25.2"
 """The first NCCL release with GB200 multi-node NVLink (the same tuning guide)."""
 
@@ -91,3 +99,13 @@ def pool_line(pool: Pool) -> str:
         f"domains of {pool.nvlink_domain_nodes} nodes ({gpus} GPUs) by {CLIQUE_LABEL}; a multi-node job gets its "
         f"own ComputeDomain (IMEX channel through the NVIDIA DRA driver) and {env}; needs NCCL >= {MIN_NCCL}"
     )
+
+
+def floor(pool: Pool) -> tuple[float, str]:
+    """The bus bandwidth NVLink alone should give across the pool's GPUs, in GB/s, and how it is derived; 0 when the
+    GPU's NVLink is unknown."""
+    both = catalog.nvlink_gbs(pool.gpu_model)
+    if not both:
+        return 0, "no NVLink known for this GPU"
+    one_way = both / 2
+    return float(round(one_way * SHARE)), f"{SHARE:.0%} of {pool.gpu_model}'s {one_way:g} GB/s NVLink"

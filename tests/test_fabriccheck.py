@@ -5,17 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from components import catalog, fabriccheck
 from components.errors import ConfigError
 from components.fabriccheck import IMAGES, NETWORKS
+from components.manifests import fabriccheck as fabriccheck_manifests
 from components.models import NetworkConfig, NodePoolSpec
 from components.models.nodepool import FabricCheckSpec
 from components.pool import resolve_pools
 from tests.addons.stacks import stack_file
-from tests.support.factories import checked, pool
+from tests.support.factories import checked, gb200, pool
+from tests.support.schemas import assert_valid
 
 P5_POOL = {"name": "p5", "instanceType": "p5.48xlarge", "minNodes": 2, "maxNodes": 8, "zone": "us-east-1a"}
 
@@ -216,3 +219,42 @@ def test_a_bad_fabric_check_names_its_path_and_the_fix(check: dict[str, Any], pa
     found = {i.path: i.message for i in caught.value.issues}
     assert path in found, found
     assert message in found[path]
+
+
+def _rack_check(**spec: Any) -> fabriccheck.FabricCheck:
+    found, reason, issues = fabriccheck.resolve(
+        FabricCheckSpec.model_validate(spec), gb200(minNodes=2), "none", None, path="nodePools[0]"
+    )
+    assert found is not None and not issues, (reason, issues)
+    return found
+
+
+def test_a_rack_scale_pool_proves_nvls_across_one_nvlink_domain_by_default() -> None:
+    check = _rack_check()
+    assert check.nvls and check.plan.compute_domain == check.name and check.plan.one_domain
+    assert check.floor_gbs == 540, "60% of one direction of GB200's 1.8 TB/s NVLink"
+    assert "across the NVLink domain" in check.floor_source
+    assert "NVLS across one NVLink domain" in check.summary()
+    objects = fabriccheck_manifests.run(check)
+    assert [o["kind"] for o in objects] == ["ComputeDomain", "Job"]
+    assert objects[0]["spec"]["channel"]["resourceClaimTemplate"]["name"] == f"{check.name}-channel"
+    env = {e["name"]: e.get("value") for e in objects[-1]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["NVLS"] == "1" and env["NCCL_MNNVL_ENABLE"] == "1"
+    assert_valid(*objects)
+
+
+def test_a_stated_floor_still_wins_on_a_rack_scale_pool() -> None:
+    assert _rack_check(minBusBandwidth=700).floor_gbs == 700
+
+
+def test_the_scale_up_watcher_may_make_the_checks_compute_domain() -> None:
+    found, _, issues = fabriccheck.resolve(
+        FabricCheckSpec.model_validate({}), gb200(minNodes=0), "none", None, path="nodePools[0]"
+    )
+    assert found is not None and found.when == "scale-up" and not issues
+    (role,) = [o for o in fabriccheck_manifests.watcher(found) if o["kind"] == "Role"]
+    assert {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["create", "delete"]} in (
+        role["rules"]
+    )
+    template = yaml.safe_load_all(fabriccheck_manifests.template(found)["data"][fabriccheck_manifests.TEMPLATE_KEY])
+    assert [d["kind"] for d in template] == ["ComputeDomain", "Job"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from components import nvlink
 from components.fabriccheck import SCRIPTS_DIR, SSH_PORT, FabricCheck
 from components.manifests import gang
 from components.manifests.indexedjob import headless_service, index_env
@@ -67,8 +68,11 @@ def objects(check: FabricCheck) -> list[dict[str, Any]]:
 
 
 def run(check: FabricCheck) -> list[dict[str, Any]]:
-    """What runs the test: the gang's PodGroup (Volcano) and the Job."""
-    out = [gang.podgroup(check.plan, check.name, check.nodes)] if check.plan.scheduler == "volcano" else []
+    """What runs the test: its ComputeDomain (rack-scale NVLink), the gang's PodGroup (Volcano) and the Job."""
+    plan = check.plan
+    out = [nvlink.compute_domain(plan.compute_domain, plan.namespace, _labels(check))] if plan.compute_domain else []
+    if plan.scheduler == "volcano":
+        out.append(gang.podgroup(plan, check.name, check.nodes))
     return [*out, job(check)]
 
 
@@ -101,6 +105,10 @@ def watcher(check: FabricCheck) -> list[dict[str, Any]]:
     if check.plan.scheduler == "volcano":
         rules.append(
             {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["create", "delete"]}
+        )
+    if check.plan.compute_domain:
+        rules.append(
+            {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["create", "delete"]}
         )
     account = {"kind": "ServiceAccount", "name": name, "namespace": ns}
     env = {
@@ -238,6 +246,7 @@ def environment(check: FabricCheck) -> dict[str, str]:
         "RANKS": str(plan.world_size),
         "NETWORKS": ",".join(check.networks),
         "MIN_NCCL": check.min_nccl or "",
+        "NVLS": "1" if check.nvls else "",
         "LOGS": check.logs,
     }
 

@@ -11,6 +11,7 @@ from components.rules import (
     cloud,
     documents,
     environment,
+    nvlink,
     placement,
     processes,
     recovery,
@@ -20,6 +21,7 @@ from components.rules.rule import Finding, Rule, Settings, Subject
 
 RULES: tuple[Rule, ...] = (
     *placement.RULES,
+    *nvlink.RULES,
     *workloads.RULES,
     *attachment.RULES,
     *processes.RULES,

@@ -79,6 +79,8 @@ def from_pools(pools: Iterable[Pool], repairs: Mapping[str, str | None] | None =
                 "selectors": _pool_selectors(p),
                 "rdma_advice": p.rdma_advice(),
                 "device_resources": _device_resources(p),
+                "nvlink_domain_nodes": p.nvlink_domain_nodes,
+                "provisioner": p.provisioner,
                 **({"repair": repairs.get(p.name)} if repairs is not None else {}),
             },
         )
@@ -148,6 +150,8 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
                         "fabric": "efa" if efa else "tcp",
                         "machine_type": instance_type,
                         "efa_interfaces": efa,
+                        "nvlink_domain_nodes": machine.nvlink_domain_nodes if machine else 0,
+                        "provisioner": "nodegroup",
                         "selectors": _label_selectors(props.get("labels")),
                         "repair": _node_group_repair(props, agent),
                     },
@@ -176,6 +180,7 @@ def from_resources(resources: Iterable[Any]) -> list[Subject]:
                         "fabric": fabric,
                         "machine_type": machine_type,
                         "gpu_nics": machine.gpu_nics if machine and fabric != "tcp" else 0,
+                        "nvlink_domain_nodes": machine.nvlink_domain_nodes if machine else 0,
                         "selectors": _label_selectors(config.get("labels"), **{GKE_NODE_POOL_LABEL: props.get("name")}),
                         "repair": "GKE node auto-repair"
                         if (props.get("management") or {}).get("autoRepair")

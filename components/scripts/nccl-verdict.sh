@@ -13,6 +13,8 @@
 #   MIN_NCCL         the least NCCL version the fabric's settings need (e.g. 2.21: RoCE with no
 #                    NCCL_IB_GID_INDEX); the run fails below it, and when the log states no version;
 #                    empty accepts any
+#   NVLS             1: the ranks share multi-node NVLink (GB200 / GB300), and NCCL must log that it set
+#                    NVLink SHARP up ("NVLS comm", NCCL_DEBUG=INFO); empty: not required
 #   MPIRUN_STATUS    mpirun's exit status (default 0)
 #   LOGS             where the whole log can be read, added to the verdict (e.g. a kubectl command)
 #   TERMINATION_LOG  where the one-line verdict also goes (default /dev/termination-log), so the
@@ -39,6 +41,7 @@ awk \
     -v ranks="${RANKS:-0}" \
     -v networks="${NETWORKS:-}" \
     -v min_nccl="${MIN_NCCL:-}" \
+    -v nvls="${NVLS:-}" \
     -v status="${MPIRUN_STATUS:-0}" \
     -v logs="${LOGS:-}" \
     -v termination="$termination" '
@@ -65,7 +68,7 @@ function saw_nccl(text) {
 BEGIN {
     accepted = split(networks, want, ",")
     header = 0; rows = 0; wrong = 0; sum = 0; avg = ""; ranks_seen = 0; used = ""; failure = ""; oob = ""
-    nccl = ""; library = ""
+    nccl = ""; library = ""; nvls_seen = 0
 }
 # mpirun --tag-output and srun -l put the rank before each line.
 { sub(/^\[[0-9]+,[0-9]+\]<std(out|err)>:/, ""); sub(/^[0-9]+: /, "") }
@@ -77,6 +80,9 @@ BEGIN {
     if (!(name in seen)) { seen[name] = 1; used = used (used == "" ? "" : ", ") name }
     next
 }
+# NCCL logs this once NVLink SHARP is set up for a communicator (src/transport/nvls.cc): across nodes, only with
+# multi-node NVLink and an IMEX channel.
+/NCCL INFO NVLS comm / { nvls_seen = 1; next }
 # Each rank logs "NCCL version 2.28.3+cuda12.9": as an INFO line, or (NCCL before 2.23, NCCL_DEBUG=INFO
 # into stdout) bare (NVIDIA/nccl src/init.cc showVersion). The lowest one counts.
 /NCCL version [0-9]+\.[0-9]+\.[0-9]+/ {
@@ -164,6 +170,9 @@ END {
             }
         }
     }
+    if (reason == "" && nvls == "1" && !nvls_seen)
+        reason = "NCCL did not set NVLS up (no \"NVLS comm\" line with NCCL_DEBUG=INFO): the ranks do not share " \
+            "multi-node NVLink (no IMEX channel, or not in one NVLink domain), so NVLink across the nodes is not proven"
     if (reason == "" && measured < floor + 0)
         reason = gbs(measured) " bus bandwidth" where " is under the floor of " gbs(floor + 0)
 
@@ -171,6 +180,7 @@ END {
         line = "PASS " check ": " gbs(measured) " bus bandwidth" where " (floor " gbs(floor + 0) "), average " avg " GB/s"
         if (used != "") line = line ", network " used
         if (min_nccl != "") line = line ", NCCL " nccl
+        if (nvls == "1") line = line ", NVLS set up"
     } else {
         line = "FAIL " check ": " reason
         if (reason !~ /under the floor/) {

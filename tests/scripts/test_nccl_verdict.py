@@ -256,3 +256,24 @@ def test_the_verdict_is_the_largest_sizes_busbw_against_the_floor(
     verdict = judge(tmp, _table(busbw, sizes), NETWORKS="IB", RANKS="1", FLOOR_GBS=str(floor), MAX_BYTES=str(sizes[-1]))
     assert verdict.status == (0 if busbw[-1] >= floor else 1), verdict.line
     assert f"{busbw[-1]:.2f} GB/s" in verdict.line
+
+
+GB200 = LOGS / "efa-gb200-nvls.log"
+"""2 x p6e-gb200 in one NVLink domain: NCCL logs NVLS set up, and all_reduce reaches NVLink's bandwidth."""
+
+
+def test_a_gb200_pair_over_multi_node_nvlink_passes_and_says_nvls_was_set_up(tmp_path: Path) -> None:
+    verdict = judge(tmp_path, GB200, RANKS="8", FLOOR_GBS="540", NVLS="1")
+    assert verdict.status == 0, verdict.out
+    assert verdict.line.startswith("PASS pool p5: 821.70 GB/s bus bandwidth at 8G (floor 540.00 GB/s)")
+    assert "NVLS set up" in verdict.line
+
+
+def test_without_the_nvls_line_multi_node_nvlink_is_not_proven_whatever_the_speed(tmp_path: Path) -> None:
+    """A pod without its IMEX channel, or a pair in two NVLink domains, runs over the network (or fails at
+    init with NCCL_MNNVL_ENABLE=1): the log then has no NVLS line."""
+    log = "".join(line for line in GB200.read_text().splitlines(keepends=True) if "NVLS comm" not in line)
+    verdict = judge(tmp_path, log, RANKS="8", FLOOR_GBS="1", NVLS="1")
+    assert verdict.status == 1, verdict.out
+    assert "NCCL did not set NVLS up" in verdict.line
+    assert judge(tmp_path, log, RANKS="8", FLOOR_GBS="1").status == 0, "only a rack-scale check asks for NVLS"

@@ -214,6 +214,8 @@ def apply_hazards(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> lis
         if found is None:
             return [f"{where}: no schema for {obj['apiVersion']} {obj['kind']}, so its fields cannot be judged"]
         schema, defs = found
+    elif obj["apiVersion"].rpartition("/")[0] in MODULE_GROUPS:
+        schema, defs = module_schema(obj["apiVersion"], obj["kind"])[0], {}
     else:
         if not path.is_file():
             return [f"{where}: no CRD schema for {obj['apiVersion']} {obj['kind']} at {path}"]

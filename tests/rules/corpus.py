@@ -14,7 +14,7 @@ from components.models.job import Runtime
 from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
 from components.topology import HOSTNAME_LABEL, provider_topology
-from tests.support.factories import EFA_RESOURCES, job, pool
+from tests.support.factories import EFA_RESOURCES, gb200, job, pool
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -191,6 +191,34 @@ def _topology_without_hostname() -> list[Subject]:
 
 QUEUE_CASES: dict[str, list[Subject]] = {"tas-hostname-level": _topology_without_hostname()}
 """Per rule on the scheduler's objects, a pool's queue objects broken in one way."""
+
+
+def _gb200_job(nodes: int, pool_domain: int, *, claims: bool = True) -> list[Subject]:
+    """A GB200 job as a TrainingJob emits it, beside its pool's facts with `pool_domain` nodes per NVLink domain."""
+    objects = trainingjob.objects(plan(job(name="mnnvl", nodes=nodes), gb200(nvlinkDomainNodes=nodes)))
+    if not claims:
+        for replica in objects[-1]["spec"]["pytorchReplicaSpecs"].values():
+            del replica["template"]["spec"]["resourceClaims"]
+    return from_objects(objects) + from_pools([gb200(nvlinkDomainNodes=pool_domain)])
+
+
+def _karpenter_for_gb200() -> list[Subject]:
+    requirement = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p6e-gb200"]}
+    nodepool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gb200"},
+        "spec": {"template": {"spec": {"requirements": [requirement]}}},
+    }
+    return from_objects([nodepool])
+
+
+NVLINK_CASES: dict[str, list[Subject]] = {
+    "nvlink-compute-domain": _gb200_job(4, 18, claims=False),
+    "nvlink-domain-size": _gb200_job(9, 4),
+    "nvlink-karpenter": _karpenter_for_gb200(),
+}
+"""Per rack-scale NVLink rule, a GB200 job (or pool) broken in one way."""
 
 
 EIGHT_RAILS = {

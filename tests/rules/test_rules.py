@@ -16,6 +16,7 @@ from components.rules.rule import Settings, Subject
 from components.rules.subjects import from_objects, from_pools
 from tests.rules.corpus import (
     CLOUD_CASES,
+    NVLINK_CASES,
     QUEUE_CASES,
     TRAINJOB_CASES,
     WORKLOAD_CASES,
@@ -55,7 +56,7 @@ def bad_trainjob(rule: str) -> tuple[list[Subject], Settings, str]:
 
 
 def test_every_rule_has_a_corpus_case() -> None:
-    assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES) | set(QUEUE_CASES)
+    assert {r.id for r in rules.RULES} == set(WORKLOAD_RULES) | set(CLOUD_CASES) | set(QUEUE_CASES) | set(NVLINK_CASES)
     assert set(WORKLOAD_RULES) - set(TRAINJOB_RULES) == {
         "processes-per-node",
         "node-count",
@@ -104,6 +105,12 @@ def test_each_bad_trainjob_or_runtime_is_caught_by_its_rule_only_on_the_object_a
 def test_each_bad_cloud_resource_is_caught_by_its_rule_only(rule: str) -> None:
     findings = rules.run([CLOUD_CASES[rule]], Settings())
     assert {f.rule for f in findings} == {rule} and findings[0].enforcement == rules.by_id(rule).enforcement
+
+
+@pytest.mark.parametrize("rule", sorted(NVLINK_CASES))
+def test_each_broken_rack_scale_job_is_caught_by_its_rule_only(rule: str) -> None:
+    findings = [f for f in rules.run(NVLINK_CASES[rule], Settings(cluster="existing")) if f.enforcement == "mandatory"]
+    assert findings and {f.rule for f in findings} == {rule}
 
 
 @pytest.mark.parametrize("rule", sorted(QUEUE_CASES))
@@ -244,6 +251,7 @@ GENERAL_RULES = {
     "duplicate-keys",
     "privileged-containers",
     "unverified-nodes",
+    "nvlink-karpenter",
     *CLOUD_CASES,
 }
 """The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components import dra
 from components.pool import Pool
 
 DEVICE_CLASS = "efa.networking.k8s.aws"
@@ -20,24 +21,4 @@ def claim_template_name(pool: Pool) -> str:
 
 def claim_template(pool: Pool, namespace: str) -> dict[str, Any]:
     """A ResourceClaimTemplate for every EFA device of a node of the pool (one worker per node takes them all)."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": claim_template_name(pool), "namespace": namespace},
-        "spec": {
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": CLAIM,
-                            "exactly": {
-                                "deviceClassName": DEVICE_CLASS,
-                                "allocationMode": "ExactCount",
-                                "count": pool.efa_interfaces,
-                            },
-                        }
-                    ]
-                }
-            }
-        },
-    }
+    return dra.claim_template(claim_template_name(pool), namespace, CLAIM, DEVICE_CLASS, pool.efa_interfaces)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from components import dra
 from components.pool import Pool
 
 DeviceMode = Literal["NetDevice", "RDMA"]
@@ -168,24 +169,4 @@ def claim_template_name(pool: Pool) -> str:
 
 def claim_template(pool: Pool, namespace: str) -> dict[str, object]:
     """A ResourceClaimTemplate for every RDMA NIC of a node of the pool (one worker per node takes them all)."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": claim_template_name(pool), "namespace": namespace},
-        "spec": {
-            "spec": {
-                "devices": {
-                    "requests": [
-                        {
-                            "name": "rdma-nics",
-                            "exactly": {
-                                "deviceClassName": RDMA_DEVICE_CLASS,
-                                "allocationMode": "ExactCount",
-                                "count": pool.gpu_nics,
-                            },
-                        }
-                    ]
-                }
-            }
-        },
-    }
+    return dra.claim_template(claim_template_name(pool), namespace, "rdma-nics", RDMA_DEVICE_CLASS, pool.gpu_nics)

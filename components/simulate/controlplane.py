@@ -98,6 +98,17 @@ class ControlPlane:
         self.processes.clear()
 
 
+def wait_log(plane: ControlPlane, process: Process, line: str, what: str, timeout: float = READY_TIMEOUT) -> None:
+    """Return once `process` has logged `line` (a controller saying it runs); StartError naming `what` with the
+    log's tail when it has not within `timeout`, or when any process of the plane exits."""
+    deadline = time.monotonic() + timeout
+    while line not in process.log.read_text(errors="replace"):
+        plane.check_alive()
+        if time.monotonic() > deadline:
+            raise StartError(f"{what} did not start in {timeout:.0f}s:\n{process.tail()}")
+        time.sleep(0.5)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as probe:

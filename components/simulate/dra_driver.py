@@ -12,7 +12,6 @@ pod's channel on its node through them, as on a real cluster.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from components.addons import dra_driver as addon
 from components.render import Rendered
 from components.simulate import engines, nodes
 from components.simulate.client import Client
-from components.simulate.controlplane import ControlPlane, StartError
+from components.simulate.controlplane import ControlPlane, StartError, wait_log
 
 MODULE = "sigs.k8s.io/dra-driver-nvidia-gpu"
 ENGINE = engines.Engine("dra-driver", {"compute-domain-controller": f"{MODULE}/cmd/compute-domain-controller"})
@@ -138,9 +137,4 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
             "IMEX_ISOLATION": "domain",
         },
     )
-    deadline = time.monotonic() + READY_TIMEOUT
-    while READY_LINE not in process.log.read_text(errors="replace"):
-        plane.check_alive()
-        if time.monotonic() > deadline:
-            raise StartError(f"the ComputeDomain controller did not start in {READY_TIMEOUT:.0f}s:\n{process.tail()}")
-        time.sleep(0.5)
+    wait_log(plane, process, READY_LINE, "the ComputeDomain controller", READY_TIMEOUT)

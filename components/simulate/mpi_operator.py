@@ -21,7 +21,7 @@ from typing import Any
 from components.addons.operators import MPI_NAME
 from components.render import Rendered
 from components.simulate import engines, kustomize
-from components.simulate.controlplane import ControlPlane, StartError
+from components.simulate.controlplane import ControlPlane, StartError, wait_log
 
 MODULE = "github.com/kubeflow/mpi-operator"
 ENGINE = engines.Engine(MPI_NAME, {"mpi-operator": f"{MODULE}/cmd/mpi-operator"})
@@ -80,12 +80,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
         )
     finally:
         os.close(lock)  # the operator process keeps its own copy: the lock lives exactly as long as it does
-    deadline = time.monotonic() + READY_TIMEOUT
-    while READY_LINE not in process.log.read_text(errors="replace"):
-        plane.check_alive()
-        if time.monotonic() > deadline:
-            raise StartError(f"the MPI Operator did not start its workers in {READY_TIMEOUT:.0f}s:\n{process.tail()}")
-        time.sleep(0.5)
+    wait_log(plane, process, READY_LINE, "the MPI Operator", READY_TIMEOUT)
 
 
 def _lock_port(plane: ControlPlane, progress: Callable[[str], None]) -> int:

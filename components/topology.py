@@ -108,7 +108,9 @@ def provider_topology(
     if found is None or not nvlink or any(level.node_label == CLIQUE_LABEL for level in found.levels):
         return found
     domain = Level(name=NVLINK_LEVEL, node_label=CLIQUE_LABEL)
-    return Topology(name=f"{found.name}-nvlink", levels=[*found.levels[:-1], domain, found.levels[-1]])
+    # Above every level of one node (the host, and GKE's physical host): a domain holds many machines.
+    at = next(i for i, level in enumerate(found.levels) if level.one_node)
+    return Topology(name=f"{found.name}-nvlink", levels=[*found.levels[:at], domain, *found.levels[at:]])
 
 
 def _network_topology(provider: str, machine_type: str | None, declared: list[TopologyLevelSpec]) -> Topology | None:

@@ -14,7 +14,7 @@ from components.manifests import trainingjob
 from components.manifests.plan import plan
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import resolve_pools
-from components.topology import KUEUE_REQUIRED
+from components.topology import KUEUE_REQUIRED, provider_topology
 from tests.support.factories import gb200, job, pool, with_topology, with_trainer
 from tests.support.schemas import assert_valid
 
@@ -107,6 +107,12 @@ def test_kueue_places_a_domain_job_in_one_clique_required() -> None:
     planned = plan(job(nodes=4), p, "kueue", "research")
     assert planned.placement is not None and planned.placement.mode == "required"
     assert worker(trainingjob.objects(planned)[-1])["metadata"]["annotations"][KUEUE_REQUIRED] == nvlink.CLIQUE_LABEL
+
+
+def test_on_gke_the_nvlink_level_sits_above_the_physical_host() -> None:
+    topology = provider_topology("gcp", "a4x-highgpu-4g", [], nvlink=True)
+    assert topology is not None and topology.names == ["block", "subblock", "nvlink", "gce-host", "host"]
+    assert topology.finest_shared is not None and topology.finest_shared.name == "nvlink"
 
 
 def test_a_trainjob_gets_its_own_runtime_carrying_the_claim() -> None:

@@ -403,7 +403,7 @@ def bandwidth(pool: Pool, namespace: str | None = None) -> Bandwidth:
     if pool.fabric == "efa":
         return Bandwidth(f"{pool.efa_interfaces} EFA", nominal, nominal)
     if pool.fabric in GPUDIRECT_FABRICS:
-        managed = " (GKE-managed, DRA)" if pool.dranet else ""
+        managed = " (metal RoCE VPC, DRA)" if pool.roce_metal else " (GKE-managed, DRA)" if pool.dranet else ""
         return Bandwidth(f"{pool.gpu_nics} GPU NICs{managed}", nominal, nominal, beside=_gvnics(pool))
     use = pool.rail_use(namespace)
     if use is not None:

@@ -138,6 +138,12 @@ IMAGES: dict[Fabric, NcclTestsImage] = {
 }
 
 ARM64_IMAGES: dict[Fabric, NcclTestsImage] = {
+    # The EFA image is built for both architectures (the comment of IMAGES["efa"]); aws-ofi-nccl installs its
+    # libraries under the platform's triplet, as ADT's Slurm nccl-tests scripts name it
+    # (/opt/amazon/ofi-nccl/lib/$(uname -m)-linux-gnu/libnccl-ofi-tuner.so): aarch64 on Grace (p6e-gb200).
+    "efa": replace(
+        IMAGES["efa"], env=(("NCCL_TUNER_PLUGIN", "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu/libnccl-ofi-tuner.so"),)
+    ),
     # Google Cloud, "NCCL/gIB release notes (ARM64)": nccl-plugin-gib-diagnostic-arm64 v1.1.2 (2026-05-14), the
     # pair of the arm64 installer (versions.GIB_PLUGIN_IMAGE_ARM64); cluster-toolkit v1.95.0 examples/gke-a4x runs
     # its v1.0.6 the same way (/third_party/nccl-tests/build, mpirun, gIB from the node's installer).

@@ -258,3 +258,24 @@ def test_the_scale_up_watcher_may_make_the_checks_compute_domain() -> None:
     )
     template = yaml.safe_load_all(fabriccheck_manifests.template(found)["data"][fabriccheck_manifests.TEMPLATE_KEY])
     assert [d["kind"] for d in template] == ["ComputeDomain", "Job"]
+
+
+def test_grace_efa_pools_load_the_tuner_of_their_own_architecture() -> None:
+    found, _, issues = fabriccheck.resolve(
+        FabricCheckSpec.model_validate({}),
+        pool(
+            "efa",
+            name="gb200",
+            instanceType="p6e-gb200.36xlarge",
+            zone="us-east-1b",
+            maxNodes=18,
+            capacity={"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
+            provisioner="nodegroup",
+        ),
+        "none",
+        None,
+        path="nodePools[0]",
+    )
+    assert found is not None and not issues, issues
+    assert found.image.image == IMAGES["efa"].image, "one image for both architectures"
+    assert dict(found.image.env)["NCCL_TUNER_PLUGIN"].startswith("/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu/")

@@ -30,10 +30,11 @@ CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 id 0); the ComputeDomain's claim template requests it."""
 DRIVER = "compute-domain.nvidia.com"
 """The DRA driver name that publishes the channel devices."""
-# NCCL on multi-node NVLink (NVIDIA, "Multi-Node Tuning Guide: NCCL", GB200 MNNVL from NCCL 2.25.2):
-# NCCL_MNNVL_ENABLE=1 asks for multi-node NVLink outright, so a pod without a working IMEX channel fails at
-# communicator init instead of quietly running over the network; MNNVL and NVLS need CUDA's cuMem allocations,
-# which some framework images turn off (NCCL_CUMEM_ENABLE=0), so it is set back on.
+# NCCL on multi-node NVLink (GB200 MNNVL from NCCL 2.25.2: NVIDIA, "Multi-Node Tuning Guide: NCCL"). NVIDIA/nccl
+# src/init.cc: NCCL_MNNVL_ENABLE defaults to 2 (on when the ranks share a clique); at 1, a communicator across nodes
+# whose GPUs cannot do MNNVL fails with "MNNVL is not supported on this system" instead of quietly running over the
+# network. checkMNNVL there needs cuMem allocations, which some framework images turn off (NCCL_CUMEM_ENABLE=0), so
+# that is set back on.
 ENV = {"NCCL_MNNVL_ENABLE": "1", "NCCL_CUMEM_ENABLE": "1", "NCCL_NVLS_ENABLE": "1"}
 SHARE = 0.6
 """A derived NVLink floor: this share of one direction of the GPU's NVLink bandwidth. A healthy 8-GPU NVSwitch node

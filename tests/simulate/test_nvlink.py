@@ -39,6 +39,13 @@ def _stack(tmp_path: Path, scheduler: str = "volcano") -> Rendered:
     if scheduler == "none":
         config["gpu-training:scheduler"] = {"type": "none"}
         config["gpu-training:trainer"] = {"enabled": False}
+    elif scheduler == "kueue":
+        config["gpu-training:scheduler"] = {
+            "type": "kueue",
+            "queues": [{"name": "research", "gpus": NODES * 4}],
+            "topology": {"enabled": True, "levels": [{"name": "row", "nodeLabel": "example.com/row"}]},
+        }
+        config["gpu-training:trainer"] = {"enabled": False}
     config["gpu-training:nodePools"] = [
         {
             "name": "gb200",
@@ -50,7 +57,9 @@ def _stack(tmp_path: Path, scheduler: str = "volcano") -> Rendered:
             "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"},
         }
     ]
-    job = {"image": "registry.example.com/training:v2.0", "command": ["train.py"], "nodes": DOMAIN}
+    job: dict[str, Any] = {"image": "registry.example.com/training:v2.0", "command": ["train.py"], "nodes": DOMAIN}
+    if scheduler == "kueue":
+        job["scheduler"] = {"queue": "research"}
     config["gpu-training:jobs"] = [
         {"name": "mnnvl-torch", "launcher": "pytorch", **job},
         {"name": "mnnvl-indexed", "launcher": "indexed", **job},
@@ -156,3 +165,28 @@ def test_volcano_places_each_gang_in_one_domain_with_its_channels(binaries, kwok
         labels = _labels(cluster.client)
         used = [_one_domain(cluster, _workload(rendered, name), labels) for name in ("mnnvl-indexed", "mnnvl-torch")]
         assert sorted(n for nodes in used for n in nodes) == [f"gb200-{i}" for i in range(NODES)]
+
+
+def test_kueue_admits_a_domain_job_only_where_one_nvlink_domain_has_room(binaries, kwok_binary, tmp_path) -> None:
+    """Kueue's topology-aware scheduling, required at the pool's nvlink level: with one free node in each domain
+    the job is not admitted (never partly placed); once a domain has room it is admitted there whole."""
+    rendered = _stack(tmp_path, scheduler="kueue")
+    indexed = _workload(rendered, "mnnvl-indexed")
+    placement = indexed.plan.placement
+    assert placement is not None and (placement.mode, placement.level.node_label) == ("required", nvlink.CLIQUE_LABEL)
+    topology = next(o for o in rendered.objects if o["kind"] == "Topology")
+    assert [level["nodeLabel"] for level in topology["spec"]["levels"]] == [
+        "example.com/row",
+        nvlink.CLIQUE_LABEL,
+        "kubernetes.io/hostname",
+    ]
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+        client = cluster.client
+        labels = _labels(client)
+        blockers = {node: _blocker(node) for node in ("gb200-1", "gb200-2")}
+        for blocker in blockers.values():
+            client.apply(blocker)
+        held = simulation.place(cluster, indexed, HELD)
+        assert held.bound == 0, f"admitted across NVLink domains: {held}"
+        client.delete(blockers["gb200-1"], propagation="Background")
+        assert sorted(_one_domain(cluster, indexed, labels)) == ["gb200-0", "gb200-1"]

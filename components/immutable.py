@@ -4,7 +4,8 @@ pulumi-kubernetes knows the immutable fields of the core kinds (a Job's pod temp
 object itself; for custom resources it updates in place, and the server's transition rules
 (`self == oldSelf`) then refuse the update, failing `pulumi up`. These are those rules, read from the
 CRDs at the versions `components/versions.py` pins (kubeflow/trainer v2.3.0 and v1.9.4
-manifests/base/crds, sigs.k8s.io/kueue v0.19.2 config/components/crd/bases, sigs.k8s.io/jobset v0.12.0);
+manifests/base/crds, sigs.k8s.io/kueue v0.19.2 config/components/crd/bases, sigs.k8s.io/jobset v0.12.0,
+sigs.k8s.io/dra-driver-nvidia-gpu v0.5.0 deployments/helm/dra-driver-nvidia-gpu/crds);
 tests/simulate checks them against the real CRDs, so a new rule upstream fails a test, not a deploy.
 """
 
@@ -31,6 +32,9 @@ IMMUTABLE: dict[tuple[str, str], tuple[str, ...]] = {
     # Once a flavor names a topology, its node labels, tolerations and topology are fixed.
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): ("spec.nodeLabels", "spec.tolerations", "spec.topologyName"),
     ("kueue.x-k8s.io/v1beta2", "AdmissionCheck"): ("spec.controllerName",),
+    # A ComputeDomain's whole spec is fixed ("A computeDomain.spec is immutable"); ours holds only the name of its
+    # channel's template, which follows the job's.
+    ("resource.nvidia.com/v1beta1", "ComputeDomain"): ("spec",),
 }
 """(apiVersion, kind) -> the field paths (Pulumi property paths) a change to which replaces the object.
 A listed path covers the fields under it: replacing on `spec.runtimePatches` covers its containers."""

@@ -47,6 +47,11 @@ MIN_NCCL = "2.25.2"
 """The first NCCL release with GB200 multi-node NVLink (the same tuning guide)."""
 
 
+READY = {"pulumi.com/waitFor": "jsonpath={.status.status}"}
+"""What `pulumi up` waits for on a ComputeDomain: a status, which the controller writes once the channel's claim
+template exists (cmd/compute-domain-controller computedomain.go)."""
+
+
 def channel_template(job: str) -> str:
     """The ResourceClaimTemplate the job's ComputeDomain makes for its channel."""
     return f"{job}-channel"
@@ -64,7 +69,10 @@ def compute_domain(name: str, namespace: str, labels: dict[str, str] | None = No
     `numNodes` stays unset (0): with the driver's default IMEXDaemonsWithDNSNames the field is deprecated, and a
     pod starts as soon as its node's IMEX daemon does.
     """
-    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    # The controller makes the channel's claim template, then writes the domain's status: `pulumi up` waits for
+    # that before it creates the job, since Kueue v0.19 holds for good a workload whose claim template it cannot
+    # read yet (its DRA reconcile marks it inadmissible, not requeued; found in simulate).
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "annotations": dict(READY)}
     if labels:
         meta["labels"] = dict(labels)
     return {

@@ -38,7 +38,8 @@ def test_a_multi_node_gb200_job_shares_its_own_compute_domain() -> None:
         "name": "mnnvl",
         "namespace": "training",
         "labels": {"app.kubernetes.io/instance": "mnnvl"},
-    }
+        "annotations": {"pulumi.com/waitFor": "jsonpath={.status.status}"},
+    }, "pulumi up waits for the controller to make the channel's template before the job"
     template = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
     for role in ("Master", "Worker"):
         pod = found["PyTorchJob"]["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]

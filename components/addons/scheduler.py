@@ -10,6 +10,8 @@ from components.addons.install import HelmRelease
 from components.fabric import profile
 from components.fabriccheck import home_namespace
 from components.manifests.meta import metadata
+from components.manifests.queues import device_class_mappings
+from components.pool import Pool
 from components.topology import Topology
 from components.validation import Stack
 from components.versions import KUEUE, VOLCANO
@@ -194,13 +196,17 @@ def kueue(stack: Stack) -> HelmRelease | None:
     if stack.scheduler != "kueue":
         return None
     return HelmRelease(
-        KUEUE_NAME, KUEUE, "kueue-system", {"managerConfig": {"controllerManagerConfigYaml": kueue_config()}}
+        KUEUE_NAME,
+        KUEUE,
+        "kueue-system",
+        {"managerConfig": {"controllerManagerConfigYaml": kueue_config(list(stack.pools.values()))}},
     )
 
 
-def kueue_config() -> str:
+def kueue_config(pools: list[Pool] | None = None) -> str:
     """Kueue's manager configuration: the chart's default with the Training Operator's frameworks on,
-    all-or-nothing admission, fair sharing and failed-node replacement for topology-aware jobs."""
+    all-or-nothing admission, fair sharing and failed-node replacement for topology-aware jobs, and the DeviceClasses
+    the pools' workers claim mapped to the resources their queues cover."""
     frameworks = [*_KUEUE_CONFIG["integrations"]["frameworks"], *KUEUE_TRAINING_OPERATOR_FRAMEWORKS]
     config = {
         **_KUEUE_CONFIG,
@@ -209,6 +215,9 @@ def kueue_config() -> str:
         "fairSharing": KUEUE_FAIR_SHARING,
         "featureGates": KUEUE_FEATURE_GATES,
     }
+    mappings = device_class_mappings(pools or [])
+    if mappings:
+        config["resources"] = {"deviceClassMappings": mappings}
     return yaml.safe_dump(config, sort_keys=False)
 
 

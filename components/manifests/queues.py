@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components import quantity
+from components import efadra, gpudirect, nvlink, quantity
 from components.fabric import EFA_RESOURCE
 from components.manifests.meta import metadata
 from components.manifests.pod import GPU_RESOURCE
@@ -97,6 +97,34 @@ def kueue_topology(topology: Topology) -> dict[str, Any]:
     }
 
 
+# Kueue (v0.19, KueueDRAIntegration on by default) counts the devices a workload's resource claims ask for as a
+# logical resource that a ClusterQueue must cover, and refuses a workload whose DeviceClass no mapping names
+# ("DeviceClass X is not mapped in DRA configuration", pkg/dra/claims.go); found in simulate. The devices come with
+# the node, so the quota is what the pool's nodes have.
+_DRA_RESOURCES = {
+    nvlink.CHANNEL_DEVICE_CLASS: "gpu-training/imex-channel",
+    gpudirect.RDMA_DEVICE_CLASS: "gpu-training/rdma-nic",
+    efadra.DEVICE_CLASS: "gpu-training/efa",
+}
+
+
+def claimed_devices(pool: Pool) -> dict[str, int]:
+    """The DeviceClasses a worker on the pool claims devices of, and how many per node."""
+    found = {nvlink.CHANNEL_DEVICE_CLASS: 1} if pool.nvlink_domain_nodes else {}
+    if pool.dranet:
+        found[gpudirect.RDMA_DEVICE_CLASS] = pool.gpu_nics
+    if pool.efa_dra:
+        found[efadra.DEVICE_CLASS] = pool.efa_interfaces
+    return found
+
+
+def device_class_mappings(pools: list[Pool]) -> list[dict[str, Any]]:
+    """Kueue's `resources.deviceClassMappings`: each DeviceClass the pools' workers claim, as the logical resource
+    their ClusterQueues cover."""
+    classes = sorted({device_class for pool in pools for device_class in claimed_devices(pool)})
+    return [{"name": _DRA_RESOURCES[c], "deviceClassNames": [c]} for c in classes]
+
+
 def pool_capacity(pool: Pool) -> dict[str, str]:
     """What a full pool offers, per resource a worker on it requests."""
     nodes = pool.max_nodes
@@ -105,13 +133,15 @@ def pool_capacity(pool: Pool) -> dict[str, str]:
         "memory": f"{(pool.memory_gib or _UNBOUNDED_MEMORY_GIB_PER_NODE) * nodes}Gi",
         GPU_RESOURCE: pool.gpus_per_node * nodes,
     }
-    if pool.fabric == "efa":
+    if pool.fabric == "efa" and not pool.efa_dra:
         capacity[EFA_RESOURCE] = pool.efa_interfaces * nodes
     if pool.rdma_resource:
         capacity[pool.rdma_resource] = pool.gpus_per_node * nodes
     for net in pool.networks:
         if net.resource_name:
             capacity[net.resource_name] = pool.gpus_per_node * nodes
+    for device_class, count in claimed_devices(pool).items():
+        capacity[_DRA_RESOURCES[device_class]] = count * nodes
     return quantity.quantities(capacity)
 
 

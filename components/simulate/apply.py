@@ -11,6 +11,8 @@ from components.simulate.client import Client, ClientError, conditions_of
 from components.simulate.crds import UNAVAILABLE
 
 ESTABLISH_TIMEOUT = 60.0
+WAIT_FOR = "pulumi.com/waitFor"
+WAIT_FOR_TIMEOUT = 60.0
 
 
 class ApplyError(RuntimeError):
@@ -90,3 +92,33 @@ def apply_all(client: Client, objects: Iterable[dict[str, Any]]) -> list[Outcome
         else:
             outcomes.append(Outcome(key(obj), True))
     return outcomes
+
+
+def apply_awaiting(client: Client, objects: Iterable[dict[str, Any]]) -> list[Outcome]:
+    """`apply_all`, waiting after each object that carries a `pulumi.com/waitFor: jsonpath=...` annotation until the
+    cluster shows what it asks, as `pulumi up` does before it creates what depends on it (a ComputeDomain before its
+    job: Kueue holds a workload whose claim template is missing for good). One that never does is refused."""
+    outcomes = []
+    for obj in sorted(objects, key=_rank):
+        [outcome] = apply_all(client, [obj])
+        condition = ((obj.get("metadata") or {}).get("annotations") or {}).get(WAIT_FOR, "")
+        waits = outcome.accepted and condition.startswith("jsonpath=")
+        if waits and not _await(client, obj, condition.removeprefix("jsonpath=")):
+            outcome = Outcome(key(obj), False, f"not {condition} after {WAIT_FOR_TIMEOUT:.0f}s ({WAIT_FOR})")
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _await(client: Client, obj: dict[str, Any], expression: str) -> bool:
+    """Whether the stored object comes to satisfy a kubectl-wait style `{.a.b}` (present) or `{.a.b}=value`."""
+    path, _, wanted = expression.partition("=")
+    fields = path.strip().removeprefix("{").removesuffix("}").strip(".").split(".")
+    deadline = time.monotonic() + WAIT_FOR_TIMEOUT
+    while time.monotonic() < deadline:
+        value: Any = client.get(client.path_of(obj))
+        for field in fields:
+            value = value.get(field) if isinstance(value, dict) else None
+        if value not in (None, "", [], {}) and (not wanted or str(value) == wanted):
+            return True
+        time.sleep(0.5)
+    return False

@@ -12,12 +12,13 @@ pod's channel on its node through them, as on a real cluster.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from components import nvlink, yamlio
 from components.addons import dra_driver as addon
+from components.pool import Pool
 from components.render import Rendered
 from components.simulate import engines, nodes
 from components.simulate.client import Client
@@ -101,9 +102,14 @@ def resource_slice(node: str) -> dict[str, Any]:
     }
 
 
-def publish(client: Client, rendered: Rendered) -> list[str]:
+def rack_scale(pools: Iterable[Pool]) -> bool:
+    """Whether any of the pools joins NVLink across its nodes, so that its jobs need the ComputeDomain controller."""
+    return any(pool.nvlink_domain_nodes for pool in pools)
+
+
+def publish(client: Client, pools: Iterable[Pool]) -> list[str]:
     """Publish the plugin's ResourceSlice on every node of a rack-scale pool; the nodes' names."""
-    rack = {name for name, pool in rendered.stack.pools.items() if pool.nvlink_domain_nodes}
+    rack = {pool.name for pool in pools if pool.nvlink_domain_nodes}
     names = [n["metadata"]["name"] for n in client.list("v1", "Node") if nodes.pool_of(n) in rack]
     for name in names:
         client.apply(resource_slice(name))
@@ -111,8 +117,13 @@ def publish(client: Client, rendered: Rendered) -> list[str]:
 
 
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:
+    """Start the ComputeDomain controller for the stack's rack-scale pools (see `serve`)."""
+    serve(plane, rendered.stack.pools.values(), progress)
+
+
+def serve(plane: ControlPlane, pools: Iterable[Pool], progress: Callable[[str], None] = lambda _: None) -> None:
     """Start the ComputeDomain controller against `plane` as the chart runs it (in the release's namespace, no
-    leader election), after the DeviceClasses and the nodes' ResourceSlices; return once it runs."""
+    leader election), after the DeviceClasses and the ResourceSlices of the pools' nodes; return once it runs."""
     binary = engines.build(ENGINE, progress)["compute-domain-controller"]
     root = source()
     client = plane.client()
@@ -120,7 +131,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     for device_class in device_classes(root):
         client.apply(device_class)
     _lay_templates(root)
-    published = publish(client, rendered)
+    published = publish(client, pools)
     progress(f"published the ComputeDomain plugin's devices on {len(published)} nodes")
     version = engines.pinned(ENGINE, MODULE)
     process = plane.start(

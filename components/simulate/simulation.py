@@ -248,7 +248,7 @@ def place(cluster: Cluster, workload: Workload, timeout: float) -> Placement:
         gate=workload.gate,
         expected=workload.pods,
     )
-    outcomes = apply.apply_all(client, list(workload.objects))
+    outcomes = apply.apply_awaiting(client, list(workload.objects))
     refused = [f"{o.key}: {o.message}" for o in outcomes if not o.accepted]
     if refused:
         result.reason = "refused by the API server: " + "; ".join(refused)

@@ -23,6 +23,7 @@ from components.simulate import (
     apply,
     controlplane,
     crds,
+    devices,
     dra_driver,
     engines,
     jobset,
@@ -182,6 +183,7 @@ def running(
                 client.apply(node)
         for node in nodes.cpu_nodes(CPU_NODES):
             client.apply(node)
+        devices.publish(client, rendered.stack.pools.values())
         for controller in CONTROLLERS:
             if controller.installed(rendered):
                 label = controller.__name__.rpartition(".")[2].replace("_", "-")

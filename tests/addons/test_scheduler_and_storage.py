@@ -179,3 +179,31 @@ def test_volcano_allocates_dynamic_resource_claims_where_pods_carry_them() -> No
 
     assert predicates("rack-scale-existing")["arguments"] == {scheduler.DRA_PREDICATE: True}
     assert "arguments" not in predicates("dev"), "stacks without claims keep the chart's predicates"
+
+
+def test_kueue_maps_each_claimed_device_class_to_a_resource_its_queues_cover() -> None:
+    """Kueue v0.19 refuses a workload whose DeviceClass no mapping names (tests/simulate/test_nvlink.py)."""
+    gb200 = {
+        "name": "gb200",
+        "gpusPerNode": 4,
+        "gpuModel": "NVIDIA GB200",
+        "maxNodes": 18,
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"},
+    }
+    stack = stack_file(
+        "dev",
+        nodePools=[*raw_config("dev")["nodePools"], gb200],
+        jobs=[],
+        scheduler={"type": "kueue", "queues": [{"name": "research", "gpus": 32}]},
+    )
+    release = next(r for r in plan(stack).releases if r.name == scheduler.KUEUE_NAME)
+    config = yaml.safe_load(release.values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["resources"]["deviceClassMappings"] == [
+        {"name": "gpu-training/imex-channel", "deviceClassNames": ["compute-domain-default-channel.nvidia.com"]}
+    ]
+    (queue,) = [o for o in platform.queues(stack) if o["kind"] == "ClusterQueue"]
+    (group,) = queue["spec"]["resourceGroups"]
+    assert "gpu-training/imex-channel" in group["coveredResources"]
+    flavor = next(f for f in group["flavors"] if f["name"] == "gb200")
+    assert {"name": "gpu-training/imex-channel", "nominalQuota": "18"} in flavor["resources"], "one per node"
+    assert "resources" not in yaml.safe_load(scheduler.kueue_config([])), "no mapping without claims"

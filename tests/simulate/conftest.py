@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.simulate import apply, controlplane, crds, dra_driver, engines, kwok, nodes
+from components.simulate import apply, controlplane, crds, devices, dra_driver, engines, kwok, nodes
 from components.validation import Stack, resolve_file
 
 
@@ -72,7 +72,8 @@ def cluster_of(
 ) -> controlplane.ControlPlane:
     """A fresh control plane with kwok, every CRD, and fake nodes shaped like each of the stack's pools
     (the pool's maxNodes, at most `most_nodes`); with a rack-scale NVLink pool, the DRA driver's ComputeDomain
-    controller and its devices, without which those pools' multi-node pods never start."""
+    controller and its devices, without which those pools' multi-node pods never start; the stand-in devices of the
+    DRA drivers clouds run themselves (simulate/devices.py)."""
     plane = start()
     kwok.start(plane, kwok_binary)
     client = plane.client()
@@ -80,6 +81,7 @@ def cluster_of(
     for pool in stack.pools.values():
         for node in nodes.pool_nodes(pool, min(pool.max_nodes, most_nodes)):
             client.apply(node)
+    devices.publish(client, stack.pools.values())
     if dra_driver.rack_scale(stack.pools.values()):
         dra_driver.serve(plane, stack.pools.values())
     return plane

@@ -57,6 +57,13 @@ class MachineType:
     """AWS: maximum EFA interfaces (0 = no EFA support)."""
     network_cards: int = 1
     """AWS: number of network cards."""
+    efa_card_indices: tuple[int, ...] = ()
+    """AWS: the network cards that carry an EFA-only interface, where AWS prescribes which (p6e-gb200: one card of
+    each GPU's pair); empty: one EFA per card in order, card 0 included unless it carries ENA only
+    (`first_efa_card`)."""
+    efa_gbps: float = 0
+    """AWS: the EFA bandwidth the GPUs can use together, where it is below the instance's network bandwidth
+    (p6e-gb200: 400 Gbps per GPU); 0: the network bandwidth."""
     gpudirect_rdma: bool = False
     """AWS: EFA supports GPUDirect RDMA (FI_EFA_USE_DEVICE_RDMA=1); p4d and newer P instances."""
     accelerator_type: str | None = None
@@ -104,6 +111,14 @@ class MachineType:
                 f"{self.name}: efa_interfaces ({self.efa_interfaces}) must be between 0 and "
                 f"network_cards ({self.network_cards})"
             )
+        if self.efa_card_indices and (
+            len(self.efa_card_indices) != self.efa_interfaces
+            or not all(0 < card < self.network_cards for card in self.efa_card_indices)
+        ):
+            raise ValueError(
+                f"{self.name}: efa_card_indices {self.efa_card_indices} must name {self.efa_interfaces} cards "
+                f"from 1 to {self.network_cards - 1}"
+            )
         if self.gpudirect_rdma and not self.efa_interfaces:
             raise ValueError(f"{self.name}: gpudirect_rdma needs at least one EFA interface")
         if bool(self.gpudirect) != bool(self.gpu_nics and self.gpu_nic_gbps):
@@ -121,7 +136,17 @@ class MachineType:
         """AWS: the first network card that carries EFA: 0, or 1 on a type with fewer EFA interfaces than network
         cards, whose card 0 carries ENA only (p6-b300, p6e-gb200). aws-parallelcluster infers it the same way from
         DescribeInstanceTypes (cli/src/pcluster/templates/queues_stack.py, add_network_interfaces)."""
+        if self.efa_card_indices:
+            return self.efa_card_indices[0]
         return 1 if 0 < self.efa_interfaces < self.network_cards else 0
+
+    @property
+    def efa_cards(self) -> tuple[int, ...]:
+        """AWS: the network card of each EFA interface, in order (card 0's sits behind the ENA primary)."""
+        if self.efa_card_indices:
+            return self.efa_card_indices
+        first = self.first_efa_card
+        return tuple(range(first, first + self.efa_interfaces))
 
     @property
     def has_efa(self) -> bool:
@@ -142,7 +167,7 @@ class MachineType:
         bandwidth. 0 when not recorded."""
         if self.provider == "gcp" and self.gpudirect:
             return self.gpu_nics * self.gpu_nic_gbps
-        return self.network_gbps
+        return self.efa_gbps or self.network_gbps
 
     @property
     def gvnic_gbps(self) -> float:
@@ -253,17 +278,21 @@ _AWS: dict[str, MachineType] = {
     **_aws_family("p6-b300", "NVIDIA B300", 268, [("48xlarge", 8, 192, 4096, 16, 17)], gpudirect_rdma=True),
     # P6e-GB200: 4x B200 on two GB200 superchips (Grace, arm64), 144 vCPU, 960 GiB; sold only as UltraServers
     # (u-p6e-gb200x36: 9 instances, x72: 18) through Capacity Blocks. Neither [KIT] nor [VPC] lists the type
-    # (Karpenter's generator hard-codes it as a preview type), so its figures are weaker than the others':
-    # vCPU and memory: AWS's P6e-GB200 table as third-party copies of it show it (144 vCPU, 960 GiB, "740 GB"
-    # of GPU memory for 4 GPUs: 185 each, nominal, not an API figure); 17 network cards with EFA on cards 1-16
-    # and none on card 0: research turn3-peers section 3 (EKS UltraServer guide, aws-parallelcluster#6930) and
-    # aws-parallelcluster's add_network_interfaces (develop, 2026: "MaximumEfaInterfaces < MaximumNetworkCards
-    # -> NCI-0 does NOT support EFA (e.g., B300, GB200)"); AWS's UltraServer launch blog: "up to 17 400 Gbps
-    # NICs" per compute node. UNCONFIRMED: the EFA count (16 is the research's "max 16 EFA"; an ADT-derived
-    # note has 8 x 400 Gbps EFA on odd cards only) and GPUDirect RDMA (third-party tables say yes).
-    **_aws_family(
-        "p6e-gb200", "NVIDIA GB200", 185, [("36xlarge", 4, 144, 960, 16, 17)], gpudirect_rdma=True, arch="arm64"
-    ),
+    # (Karpenter's generator hard-codes it as a preview type). vCPU and memory: AWS's P6e-GB200 table as
+    # third-party copies of it show it (144 vCPU, 960 GiB, "740 GB" of GPU memory for 4 GPUs: 185 each, nominal).
+    # EFA: the EC2 User Guide, "EFA configuration for P6e-GB200 instances" (efa-acc-inst-types, #efa-for-p6e):
+    # 17 network cards; card 0 carries ENA only (100 Gbps); cards 1-16 pair up on 8 physical 400 Gbps NICs
+    # ([1, 2], [3, 4], ...), and each GPU sends over the pairs [1, 3], [5, 7], [9, 11], [13, 15] at most 400 Gbps
+    # of EFA, so 1,600 Gbps in all. AWS's layout for it: one EFA-only interface on each GPU's first card, 1, 5, 9
+    # and 13 (4 x 400 Gbps; 8 x 200 Gbps on the odd cards is the same total). The EKS UltraServer guide expects 4
+    # allocatable EFA devices per node with it, NVIDIA AICR's EKS Terraform launches the same cards, and AWS's
+    # UltraServer figure (28.8 Tbps of EFA per u-p6e-gb200x72) is 1,600 Gbps per instance.
+    **{
+        name: replace(machine, efa_card_indices=(1, 5, 9, 13), efa_gbps=1600)
+        for name, machine in _aws_family(
+            "p6e-gb200", "NVIDIA GB200", 185, [("36xlarge", 4, 144, 960, 4, 17)], gpudirect_rdma=True, arch="arm64"
+        ).items()
+    },
     # G7e: RTX PRO 6000 Blackwell Server Edition, 96 GB. EFA from 8xlarge up: 1 on 8xlarge and 12xlarge, 2 on
     # 24xlarge (2 cards), 4 on 48xlarge (4 cards). Sources: [KIT] (every figure; gpu-memory 98304 MiB), [VPC]
     # (cards). GPUDirect RDMA over EFA is not recorded: no source read says so.
@@ -536,9 +565,8 @@ _AWS_NETWORK_GBPS: dict[str, float] = {
     "p5en.48xlarge": 3200,
     "p6-b200.48xlarge": 3200,
     "p6-b300.48xlarge": 6400,  # 16 x 400 Gbps EFA (aws-parallelcluster#7143; third-party: "6,400 Gbps EFA")
-    # p6e-gb200: [KIT]'s generated bandwidth table (zz_generated.bandwidth.go, 3200000 Mbps). AWS's UltraServer
-    # figure, 28.8 Tbps of EFA per u-p6e-gb200x72, is 1,600 Gbps per instance: which of the two NCCL can use
-    # is UNCONFIRMED.
+    # p6e-gb200: [KIT]'s generated bandwidth table (zz_generated.bandwidth.go, 3200000 Mbps): the 8 physical NICs'
+    # 400 Gbps each, shared by EFA and ENA. Its GPUs use 1,600 of it over EFA (`efa_gbps`, above).
     "p6e-gb200.36xlarge": 3200,
     **{
         f"g7e.{size}": gbps

@@ -198,10 +198,13 @@ def test_gpudirect_rdma_is_exactly_the_p4d_and_newer_p_families() -> None:
 
 
 def test_multi_card_aws_types_have_one_efa_per_card_but_card_0_of_the_2026_machines() -> None:
-    # p6-b300 and p6e-gb200: 17 cards, and card 0 carries ENA only (aws-parallelcluster#7143).
+    # p6-b300 and p6e-gb200: 17 cards, and card 0 carries ENA only (aws-parallelcluster#7143); p6e-gb200 takes one
+    # EFA per GPU on the cards AWS names (EC2 User Guide, "EFA configuration for P6e-GB200 instances").
     for entry in all_entries():
-        if entry.provider == "aws" and entry.network_cards > 1:
+        if entry.provider == "aws" and entry.network_cards > 1 and not entry.efa_card_indices:
             assert entry.efa_interfaces == entry.network_cards - entry.first_efa_card, entry.name
+            assert entry.efa_cards == tuple(range(entry.first_efa_card, entry.network_cards)), entry.name
+    assert [n for n in names("aws") if lookup("aws", n).efa_card_indices] == ["p6e-gb200.36xlarge"]
     assert [n for n in names("aws") if lookup("aws", n).first_efa_card] == ["p6-b300.48xlarge", "p6e-gb200.36xlarge"]
 
 
@@ -229,7 +232,9 @@ def test_p6e_gb200_is_a_4_gpu_grace_machine_in_an_18_node_nvlink_domain_sold_as_
         960,
         "arm64",
     )
-    assert (gb200.efa_interfaces, gb200.network_cards, gb200.first_efa_card, gb200.network_gbps) == (16, 17, 1, 3200)
+    assert (gb200.efa_interfaces, gb200.network_cards, gb200.efa_cards) == (4, 17, (1, 5, 9, 13))
+    # 8 physical 400 Gbps NICs in all, of which each GPU sends 400 Gbps over EFA.
+    assert (gb200.network_gbps, gb200.fabric_gbps) == (3200, 1600)
     assert gb200.nvlink_domain_nodes == 18
     assert ultraservers("p6e-gb200.36xlarge") == {9: "u-p6e-gb200x36", 18: "u-p6e-gb200x72"}
     assert ultraservers("p6-b300.48xlarge") == {}

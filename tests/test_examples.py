@@ -121,7 +121,7 @@ def test_the_blackwell_aws_stack_renders_objects_that_validate_and_shows_each_po
     assert_valid(*rendered.objects)
     summary = rendered.summary()
     assert "pool b300 (p6-b300.48xlarge, 8x NVIDIA B300 GPU, efa, 16 EFA, 6400 of 6400 Gbps" in summary
-    assert "pool gb200 (p6e-gb200.36xlarge, 4x NVIDIA GB200 GPU, efa, 16 EFA, 3200 of 3200 Gbps" in summary
+    assert "pool gb200 (p6e-gb200.36xlarge, 4x NVIDIA GB200 GPU, efa, 4 EFA, 1600 of 1600 Gbps" in summary
 
 
 def test_the_blackwell_aws_stack_runs_under_mocks_with_b300s_card_0_free_of_efa_and_arm64_gb200s(

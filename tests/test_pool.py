@@ -660,7 +660,7 @@ def test_a_gb200_pool_is_a_node_group_of_arm64_nodes_even_when_it_scales_from_ze
     assert not issues, issues
     gb200 = pools["gb200"]
     assert (gb200.provisioner, gb200.min_nodes, gb200.arch) == ("nodegroup", 0, "arm64")
-    assert (gb200.nvlink_domain_nodes, gb200.efa_interfaces, gb200.fabric_gbps) == (18, 16, 3200)
+    assert (gb200.nvlink_domain_nodes, gb200.efa_interfaces, gb200.fabric_gbps) == (18, 4, 1600)
     assert gb200.autoscaled, "the Cluster Autoscaler scales it between 0 and maxNodes"
 
 

@@ -4,9 +4,10 @@ Network interfaces follow AWS's layout for instances with several network cards 
 network bandwidth on Amazon EC2 instances with multiple network cards", EC2 User Guide): an ENA
 primary interface on card 0 / device 0, an EFA-only interface on card 0 / device 1, and an
 EFA-only interface on device 0 of every further card. EFA-only interfaces take no IP address, so a
-p5.48xlarge uses one VPC address for its 32 EFA devices. A type whose card 0 carries no EFA (p6-b300,
-p6e-gb200: the catalog's `first_efa_card`) gets the ENA primary alone on card 0 and its EFA-only interfaces
-on device 0 of cards 1 onwards (aws/aws-parallelcluster#7143, AWS engineering's layout for p6-b300).
+p5.48xlarge uses one VPC address for its 32 EFA devices. A type whose card 0 carries no EFA (p6-b300:
+the catalog's `first_efa_card`) gets the ENA primary alone on card 0 and its EFA-only interfaces on device 0
+of cards 1 onwards (aws/aws-parallelcluster#7143, AWS engineering's layout for p6-b300); a type for which AWS
+prescribes the cards (p6e-gb200: 1, 5, 9 and 13, one per GPU) gets them on those (the catalog's `efa_cards`).
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ def efa_layout(pool: Pool, network_cards: int) -> list[tuple[int, int, str]]:
     """(network card, device index, interface type) of each interface: one EFA device per network
     card that carries EFA, behind an ENA primary interface on card 0."""
     machine = pool.machine()
-    first = machine.first_efa_card if machine else 0
-    layout = [(0, 0, "interface")] + ([(0, 1, "efa-only")] if first == 0 else [])
-    layout += [(card, 0, "efa-only") for card in range(max(first, 1), network_cards)]
+    cards = machine.efa_cards if machine else range(network_cards)
+    layout = [(0, 0, "interface")] + [(card, 1 if card == 0 else 0, "efa-only") for card in cards]
     return layout[: pool.efa_interfaces + 1]
 
 

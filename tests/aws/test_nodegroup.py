@@ -43,7 +43,8 @@ def test_p6_b300_leaves_card_0_without_efa_and_has_16_efa_interfaces_on_cards_1_
     assert {i["device_index"] for i in efa} == {0}
 
 
-def test_p6e_gb200_puts_its_efa_on_cards_1_to_16_too() -> None:
+def test_p6e_gb200_puts_one_efa_per_gpu_on_the_cards_aws_prescribes() -> None:
+    # EC2 User Guide, "EFA configuration for P6e-GB200 instances": cards 1, 5, 9 and 13, 400 Gbps each.
     _, pool = aws_pool(
         name="gb200",
         instanceType="p6e-gb200.36xlarge",
@@ -52,7 +53,8 @@ def test_p6e_gb200_puts_its_efa_on_cards_1_to_16_too() -> None:
     layout = [
         (i["network_card_index"], i["device_index"], i["interface_type"]) for i in network_interfaces(pool, 17, [])
     ]
-    assert layout == [(0, 0, "interface"), *((card, 0, "efa-only") for card in range(1, 17))]
+    assert layout == [(0, 0, "interface"), *((card, 0, "efa-only") for card in (1, 5, 9, 13))]
+    assert pool.efa_interfaces == 4
 
 
 @pytest.mark.parametrize(

@@ -148,8 +148,12 @@ def provisioning_request_crd(kubernetes_version: str) -> Remote:
     tag = f"cluster-autoscaler-{CLUSTER_AUTOSCALER_IMAGES[kubernetes_version].removeprefix('v')}"
     path = "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
     return Remote(
-        "manifest", f"https://raw.githubusercontent.com/kubernetes/autoscaler/{tag}/{path}", tag, f"kubernetes/autoscaler {path}"
+        "manifest",
+        f"https://raw.githubusercontent.com/kubernetes/autoscaler/{tag}/{path}",
+        tag,
+        f"kubernetes/autoscaler {path}",
     )
+
 
 TRAINING_OPERATOR = Remote(
     "kustomize",

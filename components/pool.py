@@ -18,9 +18,9 @@ from components.models.base import Spec
 from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, nad_parents, plugin_interfaces, wrong_type
 from components.models.nodepool import (
     GPUDIRECT_FABRICS,
-    CapacitySpec,
     NODE_CHECK_KEY,
     NODE_CHECK_TAINT,
+    CapacitySpec,
     Fabric,
     NodePoolSpec,
     Taint,

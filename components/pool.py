@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from components import catalog, quantity
+from components import catalog, provisioning, quantity
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, nad_parents, plugin_interfaces, wrong_type
@@ -20,6 +20,7 @@ from components.models.nodepool import (
     GPUDIRECT_FABRICS,
     NODE_CHECK_KEY,
     NODE_CHECK_TAINT,
+    CapacitySpec,
     Fabric,
     NodePoolSpec,
     Taint,
@@ -115,6 +116,11 @@ class Pool(Spec):
     """The machine's local NVMe / SSD disks hold the container runtime and pods' ephemeral storage."""
     capacity: Literal["on-demand", "spot", "reservation", "capacity-block", "flex-start"] = "on-demand"
     """How the nodes are bought."""
+    provisioning_class: str | None = None
+    """The ProvisioningRequest class Kueue asks the autoscaler for the pool's nodes with, all at once before it admits
+    a job (queuedProvisioning); None when nodes come as pods need them."""
+    provisioning_retries: int = Field(default=3, ge=0)
+    """How many times Kueue asks again after a failed request (queuedProvisioning.retries)."""
     vcpus: int | None = None
     """vCPUs per node, when known."""
     memory_gib: int | None = None
@@ -322,10 +328,13 @@ class Pool(Spec):
         size = f"{self.min_nodes}-{self.max_nodes} nodes"
         if self.provisioner == "karpenter":
             return f"{size} by Karpenter"
-        if self.autoscaled:
-            return f"{size}, node group + Cluster Autoscaler"
+        if self.autoscaled or (self.provisioner == "nodegroup" and self.provisioning_class):
+            requests = " (ProvisioningRequests)" if self.provisioning_class else ""
+            return f"{size}, node group + Cluster Autoscaler{requests}"
         if self.provisioner == "nodegroup":
             return f"{self.max_nodes} nodes, fixed node group"
+        if self.provisioner == "gke" and self.provisioning_class:
+            return f"{size}, GKE queued provisioning"
         if self.provisioner == "gke":
             return f"{size}, GKE autoscaler"
         return f"up to {self.max_nodes} nodes"
@@ -404,6 +413,8 @@ def _resolve(
     """The pool, or None and what stops it. `plugin_interfaces`: the shared device plugin's ifNames
     across the stack (empty: it exposes every Mellanox device)."""
     issues: list[Issue] = []
+    if provisioning.capacity(spec, provider) != spec.capacity.type:
+        spec = spec.model_copy(update={"capacity": CapacitySpec(type=provisioning.capacity(spec, provider))})
     machine = _machine(spec, provider, path, issues)
     gpus = spec.gpus_per_node
     if machine is not None:
@@ -437,6 +448,8 @@ def _resolve(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
     issues.extend(_check_scaling(spec, provider, provisioner, machine, path))
+    provisioning_class, found = provisioning.resolve(spec, provider, provisioner, path)
+    issues.extend(found)
     if provider == "aws" and rack:
         issues.extend(_check_eks_rack_scale(spec, gpu_model, kubernetes_version, path))
     if fabric == "efa" and network.efa.mode == "dra" and provisioner == "karpenter":
@@ -508,11 +521,13 @@ def _resolve(
         provisioner=provisioner,  # type: ignore[arg-type]
         local_storage=local_storage,
         capacity=spec.capacity.type,
+        provisioning_class=provisioning_class,
+        provisioning_retries=spec.queued_provisioning.retries,
         vcpus=machine.vcpus if machine else None,
         memory_gib=machine.memory_gib if machine else None,
         zone=zone,
         placement=placement,
-        taints=_taints(spec, provider, machine),
+        taints=_taints(spec, provider, machine, queued=provisioning_class is not None),
         startup_taints=[NODE_CHECK_TAINT] if checked else [],
         labels=labels,
         node_selector={POOL_LABEL: spec.name} if owned else dict(spec.node_selector),
@@ -565,8 +580,10 @@ guide, "Use P6e-GB200 UltraServers with Amazon EKS", ml-eks-nvidia-ultraserver).
 
 def _eks_provisioner(spec: NodePoolSpec, *, rack_scale: bool) -> str:
     """What makes an EKS pool's nodes unless the pool says: a node group for rack-scale NVLink pools (Karpenter
-    cannot run their DRA driver) and for pools that keep nodes warm, Karpenter for the others."""
-    return "nodegroup" if rack_scale or spec.min_nodes > 0 else "karpenter"
+    cannot run their DRA driver), for pools that keep nodes warm and for pools whose capacity is provisioned through
+    ProvisioningRequests (the Cluster Autoscaler serves them, Karpenter does not), Karpenter for the others."""
+    warm = spec.min_nodes > 0 or spec.queued_provisioning.enabled
+    return "nodegroup" if rack_scale or warm else "karpenter"
 
 
 def _check_eks_rack_scale(
@@ -655,12 +672,16 @@ def _default_fabric(machine: catalog.MachineType | None, provider: Provider) -> 
     return machine.fabric
 
 
-def _taints(spec: NodePoolSpec, provider: Provider, machine: catalog.MachineType | None) -> list[Taint]:
-    """The pool's node taints: those configured (default: the GPU taint), and on GKE's Arm nodes GKE's own Arm taint,
-    which GKE puts there whatever the pool says."""
+def _taints(
+    spec: NodePoolSpec, provider: Provider, machine: catalog.MachineType | None, *, queued: bool = False
+) -> list[Taint]:
+    """The pool's node taints: those configured (default: the GPU taint), and those GKE puts there whatever the pool
+    says: its Arm taint on Arm nodes, its queued-provisioning taint on a `queued` pool's nodes."""
     taints = list(spec.taints) if spec.taints is not None else default_taints(provider)
     if provider == "gcp" and machine is not None and machine.arch == "arm64" and GKE_ARM_TAINT not in taints:
         taints.append(GKE_ARM_TAINT)
+    if provider == "gcp" and queued and provisioning.GKE_QUEUED_TAINT not in taints:
+        taints.append(provisioning.GKE_QUEUED_TAINT)
     return taints
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import nvlink, repair
+from components import nvlink, provisioning, repair
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.errors import ConfigError
@@ -83,6 +83,8 @@ class Rendered:
             lines.append(f"    repairs: {repair.pool_line(self.stack.config, pool)}")
             if pool.nvlink_domain_nodes:
                 lines.append(f"    nvlink: {nvlink.pool_line(pool)}")
+            if pool.provisioning_class:
+                lines.append(f"    admission: {provisioning.describe(pool.provisioning_class)}")
             for p in jobs:
                 each = (
                     f", {p.requests['cpu']} CPU and {p.requests['memory']} each"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components import fabriccheck, nodecheck, repair
+from components import fabriccheck, nodecheck, provisioning, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -20,7 +20,7 @@ from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes, runtime_names
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
 from components.nodecheck import NodeCheck
-from components.pool import POOL_LABEL, Pool, resolve_pools
+from components.pool import POOL_LABEL, Pool, resolve_pools, version_numbers
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
 
@@ -77,6 +77,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _volcano_topologies(config, pools)
     issues += _aws_zones(config)
     issues += _autoscaler_release(config, pools)
+    issues += _queued_provisioning(config, pools)
     issues += _gke_gpu_operator(config)
     issues += _gpu_operator_settings(config, pools)
     issues += repair.issues(config)
@@ -427,6 +428,37 @@ def _autoscaler_release(config: StackConfig, pools: dict[str, Pool]) -> list[Iss
             "or let Karpenter provision the pool (minNodes: 0)",
         )
     ]
+
+
+def _queued_provisioning(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
+    """A pool provisioned through ProvisioningRequests needs Kueue, whose admission check makes them, and on EKS a
+    Cluster Autoscaler that serves them."""
+    issues: list[Issue] = []
+    queued = [(i, p) for i, p in enumerate(config.node_pools) if p.queued_provisioning.enabled]
+    if config.scheduler.type != "kueue":
+        issues += [
+            Issue(
+                f"nodePools[{index}].queuedProvisioning.enabled",
+                f"pool '{spec.name}' is provisioned through ProvisioningRequests, which Kueue's admission check makes "
+                f"and {config.scheduler.type if config.scheduler.type != 'none' else 'no other scheduler'} does not"
+                + (" (Volcano has no ProvisioningRequest support)" if config.scheduler.type == "volcano" else "")
+                + ": set scheduler.type: kueue, or drop queuedProvisioning",
+            )
+            for index, spec in queued
+        ]
+    cluster = config.cluster
+    served = [pools[s.name] for _, s in queued if s.name in pools and pools[s.name].provisioner == "nodegroup"]
+    image = CLUSTER_AUTOSCALER_IMAGES.get(cluster.kubernetes_version or "")
+    if served and image and version_numbers(image) < version_numbers(provisioning.AUTOSCALER_LEAST):
+        issues.append(
+            Issue(
+                "cluster.kubernetesVersion",
+                f"pool '{served[0].name}' is provisioned through ProvisioningRequests, which the Cluster Autoscaler "
+                f"serves ({provisioning.ATOMIC_CLASS}) from {provisioning.AUTOSCALER_LEAST}, and {image} is the "
+                f"release for {cluster.kubernetes_version}: use Kubernetes 1.30 or later",
+            )
+        )
+    return issues
 
 
 def _gke_gpu_operator(config: StackConfig) -> list[Issue]:

@@ -140,6 +140,21 @@ CLUSTER_AUTOSCALER_IMAGES = {
 """The newest Cluster Autoscaler of each Kubernetes minor (kubernetes/autoscaler tags
 cluster-autoscaler-1.N.P): it is released per minor and should match the cluster's."""
 
+
+def provisioning_request_crd(kubernetes_version: str) -> Remote:
+    """The ProvisioningRequest CRD (autoscaling.x-k8s.io/v1) at the tag of the Cluster Autoscaler released for the
+    cluster's minor: its chart (9.59.0) grants the autoscaler the RBAC for ProvisioningRequests but installs no CRD
+    (cluster-autoscaler/charts/cluster-autoscaler has no crds/; FAQ.md "Enabling ProvisioningRequest Support")."""
+    tag = f"cluster-autoscaler-{CLUSTER_AUTOSCALER_IMAGES[kubernetes_version].removeprefix('v')}"
+    path = "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+    return Remote(
+        "manifest",
+        f"https://raw.githubusercontent.com/kubernetes/autoscaler/{tag}/{path}",
+        tag,
+        f"kubernetes/autoscaler {path}",
+    )
+
+
 TRAINING_OPERATOR = Remote(
     "kustomize",
     "https://github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",

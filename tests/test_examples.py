@@ -61,7 +61,7 @@ def deploy_minimal(monitor: RecordingMonitor, name: str, monkeypatch) -> dict[st
     return run(lambda: stacks.run(stacks.load()))
 
 
-@pytest.mark.parametrize("name", ["aws", "gke", "existing"])
+@pytest.mark.parametrize("name", ["aws", "gke", "existing", "gke-dws", "aws-queued"])
 def test_a_minimal_stack_renders_objects_that_validate(name: str) -> None:
     rendered = render(resolve_file(MINIMAL / f"Pulumi.{name}.yaml"))
     (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]
@@ -97,6 +97,42 @@ def test_the_minimal_gke_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, 
     assert gpu.inputs["nodeLocations"] == ["us-central1-a"]
     (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
     assert job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+
+
+def test_the_gke_dws_stack_runs_under_mocks_with_a_queued_pool_and_its_admission_check(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    deploy_minimal(pulumi_mocks, "gke-dws", monkeypatch)
+    pools = {p.inputs["name"]: p for p in pulumi_mocks.of_type("gcp:container/nodePool:NodePool")}
+    gpu = pools["a3"].inputs
+    assert gpu["queuedProvisioning"] == {"enabled": True} and gpu["nodeConfig"]["flexStart"] is True
+    (check,) = pulumi_mocks.of_type("kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck")
+    (config,) = pulumi_mocks.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig")
+    assert config.inputs["spec"]["provisioningClassName"] == "queued-provisioning.gke.io"
+    assert check.inputs["spec"]["parameters"]["name"] == config.inputs["metadata"]["name"]
+    (queue,) = pulumi_mocks.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    assert queue.inputs["spec"]["admissionChecksStrategy"]["admissionChecks"] == [
+        {"name": "a3-provisioning", "onFlavors": ["a3"]}
+    ]
+    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
+    tolerations = job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["tolerations"]
+    assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in (
+        tolerations
+    )
+
+
+def test_the_aws_queued_stack_runs_under_mocks_with_a_node_group_the_autoscaler_provisions(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    deploy_minimal(pulumi_mocks, "aws-queued", monkeypatch)
+    assert not pulumi_mocks.of_type("kubernetes:karpenter.sh/v1:NodePool"), "Karpenter serves no request"
+    (group,) = [g for g in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup") if "p5" in g.inputs["nodeGroupName"]]
+    assert group.inputs["scalingConfig"]["minSize"] == 0 and group.inputs["scalingConfig"]["maxSize"] == 4
+    releases = {r.inputs["name"]: r for r in pulumi_mocks.of_type("kubernetes:helm.sh/v3:Release")}
+    args = releases["cluster-autoscaler"].inputs["values"]["extraArgs"]
+    assert args["enable-provisioning-requests"] == "true"
+    (config,) = pulumi_mocks.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig")
+    assert config.inputs["spec"]["provisioningClassName"] == "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 
 
 def test_the_minimal_existing_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:

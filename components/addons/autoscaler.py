@@ -1,20 +1,48 @@
-"""The Cluster Autoscaler on EKS: it scales the node group pools between minNodes and maxNodes."""
+"""The Cluster Autoscaler on EKS: it scales the node group pools between minNodes and maxNodes, and serves the
+ProvisioningRequests of those with queued provisioning."""
 
 from __future__ import annotations
 
-from components.addons.install import HelmRelease
+from components.addons.install import HelmRelease, RemoteInstall
 from components.models import AwsClusterSpec
+from components.pool import Pool
 from components.validation import Stack
 from components.versions import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGES
+from components.versions import provisioning_request_crd as provisioning_request_crd_remote
 
 NAME = "cluster-autoscaler"
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 
 
+CRD_NAME = "provisioning-request-crd"
+"""The remote install of the ProvisioningRequest CRD, which the autoscaler and Kueue's admission check need."""
+
+
 def needed(stack: Stack) -> bool:
-    """Whether a node group pool of the stack can change size, so something must scale it."""
-    return any(p.autoscaled for p in stack.pools.values())
+    """Whether a node group pool of the stack can change size, or is provisioned through ProvisioningRequests, so
+    something must scale it or serve them."""
+    return any(p.autoscaled or serves_requests(p) for p in stack.pools.values())
+
+
+def serves_requests(pool: Pool) -> bool:
+    """Whether the Cluster Autoscaler serves the pool's ProvisioningRequests: a node group pool with queued
+    provisioning."""
+    return pool.provisioner == "nodegroup" and pool.provisioning_class is not None
+
+
+def requests_served(stack: Stack) -> bool:
+    """Whether the stack's Cluster Autoscaler serves ProvisioningRequests (an EKS stack with a queued node group)."""
+    return isinstance(stack.config.cluster, AwsClusterSpec) and any(serves_requests(p) for p in stack.pools.values())
+
+
+def provisioning_request_crd(stack: Stack) -> RemoteInstall | None:
+    """The ProvisioningRequest CRD, when the stack's Cluster Autoscaler serves ProvisioningRequests. Kueue sets its
+    admission check controller up only when the CRD is served as it starts (cmd/kueue/main.go,
+    provisioning.ServerSupportsProvisioningRequest), so Kueue waits for it too."""
+    if not requests_served(stack):
+        return None
+    return RemoteInstall(CRD_NAME, (provisioning_request_crd_remote(stack.config.cluster.kubernetes_version),))
 
 
 def release(stack: Stack) -> HelmRelease | None:
@@ -36,4 +64,14 @@ def release(stack: Stack) -> HelmRelease | None:
         # A new node comes up with the node check's taint, which no pending pod tolerates: the autoscaler must
         # not count it when it asks whether a node would take the pod, and treats the node as starting meanwhile.
         values["extraArgs"] = {"startup-taint": ",".join(startup)}
-    return HelmRelease(NAME, CLUSTER_AUTOSCALER, NAMESPACE, values)
+    needs: tuple[str, ...] = ()
+    if requests_served(stack):
+        # FAQ.md "Enabling ProvisioningRequest Support": the flag, and JSON for the API content type (the CRD's
+        # objects have no protobuf form); the chart passes each extraArgs entry as --<key>=<value>.
+        values["extraArgs"] = {
+            **values.get("extraArgs", {}),
+            "enable-provisioning-requests": "true",
+            "kube-api-content-type": "application/json",
+        }
+        needs = (CRD_NAME,)
+    return HelmRelease(NAME, CLUSTER_AUTOSCALER, NAMESPACE, values, needs=needs)

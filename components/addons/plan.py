@@ -90,6 +90,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         network.whereabouts(stack),
         operators.training_operator(stack),
         operators.mpi_operator(stack),
+        autoscaler.provisioning_request_crd(stack),
     ]
     objects: list[dict[str, Any]] = karpenter.objects(stack)
     objects += gpudirect.objects(stack)

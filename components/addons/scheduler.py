@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 
+from components.addons import autoscaler
 from components.addons.install import HelmRelease
 from components.fabric import profile
 from components.fabriccheck import home_namespace
@@ -192,14 +193,18 @@ def _topologies(stack: Stack) -> list[Topology]:
 
 
 def kueue(stack: Stack) -> HelmRelease | None:
-    """Kueue, when it is the scheduler, managing the chart's default frameworks plus PyTorchJob and TFJob."""
+    """Kueue, when it is the scheduler, managing the chart's default frameworks plus PyTorchJob and TFJob; after the
+    ProvisioningRequest CRD when the stack installs it."""
     if stack.scheduler != "kueue":
         return None
+    # Kueue sets its ProvisioningRequest admission check up only if the CRD is served when it starts.
+    needs = (autoscaler.CRD_NAME,) if autoscaler.requests_served(stack) else ()
     return HelmRelease(
         KUEUE_NAME,
         KUEUE,
         "kueue-system",
         {"managerConfig": {"controllerManagerConfigYaml": kueue_config(list(stack.pools.values()))}},
+        needs=needs,
     )
 
 

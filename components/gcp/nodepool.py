@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from components import catalog
+from components import catalog, provisioning
 from components.gcp.gpunetworks import NetworkRef, node_labels, node_network_config
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
@@ -44,9 +44,10 @@ METAL_HUGEPAGES_2M = 4096
 
 def taints(pool: Pool) -> list[dict[str, str]]:
     """The pool's taints in the GKE API's form, the node check's startup taint included (GKE puts a node pool's
-    taints on each node when it registers; the check removes its own). GKE's Arm taint is left to GKE, which puts
-    it on every Arm node itself."""
-    every = [t for t in (*pool.taints, *pool.startup_taints) if t != GKE_ARM_TAINT]
+    taints on each node when it registers; the check removes its own). GKE's Arm and queued-provisioning taints are
+    left to GKE, which puts them on every Arm node and every node of a queued pool itself."""
+    own = (GKE_ARM_TAINT, provisioning.GKE_QUEUED_TAINT)
+    every = [t for t in (*pool.taints, *pool.startup_taints) if t not in own]
     return [{"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in every]
 
 
@@ -74,19 +75,19 @@ def placement_policy(pool: Pool, workload_policy: Any = None) -> dict[str, Any] 
     return {"type": "COMPACT", "policy_name": workload_policy} if workload_policy is not None else {"type": "COMPACT"}
 
 
-def reservation_affinity(spec: NodePoolSpec) -> dict[str, Any] | None:
-    """Which reservations the pool's nodes consume, by capacity type; None leaves GKE's default."""
-    capacity = spec.capacity
-    if capacity.type == "reservation":
+def reservation_affinity(spec: NodePoolSpec, pool: Pool) -> dict[str, Any] | None:
+    """Which reservations the pool's nodes consume, by capacity type (the pool's: a queued pool's is flex-start
+    unless stated); None leaves GKE's default."""
+    if pool.capacity == "reservation":
         return {
             "consume_reservation_type": "SPECIFIC_RESERVATION",
             "key": RESERVATION_NAME_KEY,
-            "values": [capacity.reservation_id],
+            "values": [spec.capacity.reservation_id],
         }
-    if capacity.type == "flex-start":
+    if pool.capacity == "flex-start":
         # Flex-start capacity comes from Dynamic Workload Scheduler, never from a reservation.
         return {"consume_reservation_type": "NO_RESERVATION"}
-    if capacity.type == "on-demand":
+    if pool.capacity == "on-demand":
         # Compute Engine's own default, stated so a preview shows it: matching automatic reservations
         # (already paid for) are used first, then on-demand capacity.
         return {"consume_reservation_type": "ANY_RESERVATION"}
@@ -126,11 +127,11 @@ def node_config(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
     if pool.local_storage and machine is not None and machine.local_ssds:
         # GKE puts the machine's local SSDs in one array for ephemeral storage: images, emptyDirs, logs.
         config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": machine.local_ssds}
-    if spec.capacity.type == "spot":
+    if pool.capacity == "spot":
         config["spot"] = True
-    if spec.capacity.type == "flex-start":
+    if pool.capacity == "flex-start":
         config["flex_start"] = True
-    affinity = reservation_affinity(spec)
+    affinity = reservation_affinity(spec, pool)
     if affinity is not None:
         config["reservation_affinity"] = affinity
     return config
@@ -170,11 +171,11 @@ def node_pool_args(
     `gpu_networks` names the VPC and subnet of each GPUDirect network the cluster made, by network name.
     `workload_policy` names the pool's workload policy (`workload_policy_args`), when it has one.
     """
-    flex_start = spec.capacity.type == "flex-start"
+    flex_start = pool.capacity == "flex-start"
     single_zone = pool.zone is not None or zone is not None
     # ANY: "prioritize utilization of unused reservations, and reduce preemption risk for Spot VMs"
     # (pulumi_gcp NodePoolAutoscaling); GKE's flex-start node pools require it.
-    location_policy = "ANY" if spec.capacity.type in ("spot", "reservation", "flex-start") else None
+    location_policy = "ANY" if pool.capacity in ("spot", "reservation", "flex-start") else None
     args: dict[str, Any] = {
         "name": spec.name,
         "location": cluster_location,
@@ -192,6 +193,11 @@ def node_pool_args(
         "upgrade_settings": {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1},
         "node_config": node_config(spec, pool),
     }
+    if pool.provisioning_class is not None:
+        # Nodes come only through ProvisioningRequests (Kueue's admission check): flex-start, from zero, no
+        # reservation, no compact placement, which the pool's checks have made sure of (cluster-toolkit
+        # modules/compute/gke-node-pool/main.tf, its preconditions on enable_queued_provisioning).
+        args["queued_provisioning"] = {"enabled": True}
     if pool.zone is not None:
         args["node_locations"] = [pool.zone]
     placement = placement_policy(pool, workload_policy)

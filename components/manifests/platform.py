@@ -8,10 +8,12 @@ from components.manifests import nodecheck
 from components.manifests.namespace import gpu_quota, namespace
 from components.manifests.network import network_attachment_definition
 from components.manifests.queues import (
+    admission_check,
     cluster_queue,
     default_flavor,
     kueue_topology,
     local_queue,
+    provisioning_request_config,
     resource_flavor,
     volcano_queue,
 )
@@ -44,7 +46,7 @@ def storage(stack: Stack) -> list[dict[str, Any]]:
 
 
 def queues(stack: Stack) -> list[dict[str, Any]]:
-    """Volcano Queues, or Kueue flavors, cluster queues and local queues."""
+    """Volcano Queues, or Kueue flavors, ProvisioningRequest admission checks, cluster queues and local queues."""
     scheduler = stack.config.scheduler
     if scheduler.type == "volcano":
         return [volcano_queue(q) for q in scheduler.queues]
@@ -54,6 +56,8 @@ def queues(stack: Stack) -> list[dict[str, Any]]:
     topologies = {p.topology.name: p.topology for p in pools if p.topology is not None}
     out = [*(kueue_topology(t) for t in topologies.values())]
     out += [*(resource_flavor(p) for p in pools), default_flavor()]
+    queued = [p for p in pools if p.provisioning_class is not None]
+    out += [o for p in queued for o in (provisioning_request_config(p), admission_check(p))]
     for queue in scheduler.queues:
         members = [p for p in pools if not queue.pools or p.name in queue.pools]
         out.append(cluster_queue(queue, members))

@@ -1,10 +1,11 @@
-"""Queues of GPU capacity: Volcano Queues, or Kueue ResourceFlavors, ClusterQueues and LocalQueues."""
+"""Queues of GPU capacity: Volcano Queues, or Kueue ResourceFlavors, ClusterQueues and LocalQueues, with the
+ProvisioningRequest admission checks of pools provisioned all at once."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from components import efadra, gpudirect, nvlink, quantity
+from components import efadra, gpudirect, nvlink, provisioning, quantity
 from components.fabric import EFA_RESOURCE
 from components.manifests.meta import metadata
 from components.manifests.pod import GPU_RESOURCE
@@ -145,6 +146,52 @@ def pool_capacity(pool: Pool) -> dict[str, str]:
     return quantity.quantities(capacity)
 
 
+def admission_check_name(pool: Pool) -> str:
+    """The name of the pool's ProvisioningRequest AdmissionCheck and of its ProvisioningRequestConfig."""
+    return f"{pool.name}-provisioning"
+
+
+def provisioning_request_config(pool: Pool) -> dict[str, Any]:
+    """The ProvisioningRequestConfig of a pool provisioned through ProvisioningRequests: its class, only the GPU pod
+    sets (an MPIJob's launcher stays out, kueue#2260), identical pod sets merged into one (a PyTorchJob's master and
+    workers), and the pool's retries with Kueue's backoff."""
+    if pool.provisioning_class is None:
+        raise ValueError(f"pool {pool.name} is not provisioned through ProvisioningRequests")
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "ProvisioningRequestConfig",
+        "metadata": metadata(admission_check_name(pool)),
+        "spec": {
+            "provisioningClassName": pool.provisioning_class,
+            "managedResources": [provisioning.MANAGED_RESOURCE],
+            # GKE's queued provisioning takes one pod set per request; merged, a master and its workers are one.
+            "podSetMergePolicy": "IdenticalWorkloadSchedulingRequirements",
+            "retryStrategy": {
+                "backoffLimitCount": pool.provisioning_retries,
+                "backoffBaseSeconds": provisioning.BACKOFF_BASE_SECONDS,
+                "backoffMaxSeconds": provisioning.BACKOFF_MAX_SECONDS,
+            },
+        },
+    }
+
+
+def admission_check(pool: Pool) -> dict[str, Any]:
+    """The AdmissionCheck that holds a job on the pool until its ProvisioningRequest is provisioned."""
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "AdmissionCheck",
+        "metadata": metadata(admission_check_name(pool)),
+        "spec": {
+            "controllerName": provisioning.CONTROLLER,
+            "parameters": {
+                "apiGroup": KUEUE_API.partition("/")[0],
+                "kind": "ProvisioningRequestConfig",
+                "name": admission_check_name(pool),
+            },
+        },
+    }
+
+
 def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
     """A Kueue ClusterQueue: the queue's GPUs on each of its pools, other resources up to pool size,
     in its cohort, preempting lower priorities and reclaiming what it lent."""
@@ -170,20 +217,23 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
             "resources": [{"name": r, "nominalQuota": _default_flavor_quota(r)} for r in covered],
         }
     )
-    return {
-        "apiVersion": KUEUE_API,
-        "kind": "ClusterQueue",
-        "metadata": metadata(queue.name),
-        "spec": {
-            "cohortName": queue.cohort or DEFAULT_COHORT,
-            "namespaceSelector": {},
-            "queueingStrategy": "BestEffortFIFO",
-            "preemption": preemption(),
-            # Used while the manager's fairSharing is on: borrowed GPUs are shared in this proportion.
-            "fairSharing": {"weight": quantity.canonical(queue.weight)},  # a Quantity in Kueue's API
-            "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
-        },
+    spec: dict[str, Any] = {
+        "cohortName": queue.cohort or DEFAULT_COHORT,
+        "namespaceSelector": {},
+        "queueingStrategy": "BestEffortFIFO",
+        "preemption": preemption(),
+        # Used while the manager's fairSharing is on: borrowed GPUs are shared in this proportion.
+        "fairSharing": {"weight": quantity.canonical(queue.weight)},  # a Quantity in Kueue's API
+        "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
     }
+    queued = [pool for pool in pools if pool.provisioning_class is not None]
+    if queued:
+        # Each check only where a job lands on its pool's flavor: a job on another pool, or a launcher alone on the
+        # default flavor, is admitted on quota as before.
+        spec["admissionChecksStrategy"] = {
+            "admissionChecks": [{"name": admission_check_name(p), "onFlavors": [p.name]} for p in queued]
+        }
+    return {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": metadata(queue.name), "spec": spec}
 
 
 def _gpu_quota(queue: QueueSpec, pool_gpus: int) -> dict[str, str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
@@ -75,6 +75,40 @@ class CapacitySpec(Spec):
         if self.end_time is not None and self.type != "capacity-block":
             raise at("endTime", f"`endTime` is the end of a capacity-block, not of '{self.type}' capacity")
         return self
+
+
+PROVISIONING_CLASS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+"""A ProvisioningRequest class name: a DNS-1123 subdomain, as Kueue's ProvisioningRequestConfig CRD checks it."""
+
+
+class QueuedProvisioningSpec(Spec):
+    """Capacity provisioned on demand and all at once: Kueue admits a job on the pool only once the cluster's
+    autoscaler has provisioned every node the job's GPU pods need (a ProvisioningRequest), so a multi-node job never
+    holds half its nodes while it waits for the rest."""
+
+    enabled: bool = False
+    """Admit the pool's jobs through a ProvisioningRequest admission check. `queuedProvisioning: true` is short for
+    `{enabled: true}`. Default: false."""
+    class_name: str | None = Field(default=None, max_length=253)
+    """The ProvisioningRequest class the cluster's autoscaler serves. Default: queued-provisioning.gke.io on GKE
+    (DWS flex-start with queued provisioning), best-effort-atomic-scale-up.autoscaling.x-k8s.io with the Cluster
+    Autoscaler (EKS node group pools); required on existing clusters, where the stack cannot know which class
+    their autoscaler serves."""
+    retries: int = Field(default=3, ge=0, le=100)
+    """How many times Kueue asks again after a request fails (or its booking expires before admission), backing
+    off 60 s doubling up to 30 minutes; after the last the job is deactivated. 0 asks once. Default: 3 (Kueue's)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"enabled": data} if isinstance(data, bool) else data
+
+    @field_validator("class_name")
+    @classmethod
+    def _class_name(cls, value: str | None) -> str | None:
+        if value is not None and not PROVISIONING_CLASS.match(value):
+            raise ValueError(f"'{value}' is not a provisioning class name: lowercase letters, digits, '-' and '.'")
+        return value
 
 
 class NcclSizesSpec(Spec):
@@ -196,7 +230,11 @@ class NodePoolSpec(Spec):
     machines. Default: cluster on AWS, compact on GCP, none on existing clusters (none on reserved capacity,
     except GKE rack-scale pools with a zone, which get compact)."""
     capacity: CapacitySpec = Field(default_factory=CapacitySpec)
-    """How nodes are bought. Default: on-demand."""
+    """How nodes are bought. Default: on-demand; flex-start on GKE pools with queuedProvisioning."""
+    queued_provisioning: QueuedProvisioningSpec = Field(default_factory=QueuedProvisioningSpec)
+    """Capacity provisioned on demand, all at once, before Kueue admits a job (`{enabled, className, retries}`, or
+    `true`): GKE's DWS flex-start with queued provisioning, or the Cluster Autoscaler's ProvisioningRequests on EKS
+    node group pools. Needs scheduler.type kueue. Default: off."""
     fabric: Fabric | None = None
     """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp. Default: the machine's fastest: efa for an
     AWS type with EFA; on GKE tcpx for a3-highgpu-8g, tcpxo for a3-megagpu-8g, rdma for a3-ultragpu-8g

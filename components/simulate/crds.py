@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from components import versions, yamlio
-from components.simulate import engines
+from components.simulate import engines, kueue
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +137,21 @@ SOURCES: tuple[CrdSource, ...] = (
         ),
     ),
 )
+
+AUTOSCALER_APIS = "k8s.io/autoscaler/cluster-autoscaler/apis"
+"""The Cluster Autoscaler's API module, where the ProvisioningRequest CRD lives (its chart installs none)."""
+PROVISIONING_REQUESTS = CrdSource(
+    "cluster-autoscaler",
+    AUTOSCALER_APIS,
+    # The version Kueue's own module builds against: the API its admission check speaks (kubernetes-sigs/kueue
+    # v0.19.2 go.mod). GKE serves the same autoscaling.x-k8s.io/v1 itself; on EKS the stack installs the CRD from the
+    # autoscaler's release tag (components/versions.py provisioning_request_crd).
+    engines.pinned(kueue.ENGINE, AUTOSCALER_APIS),
+    ("config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml",),
+)
+"""Installed on every simulated cluster before Kueue starts: Kueue sets its ProvisioningRequest admission check up
+only when the CRD is served as it starts (cmd/kueue/main.go, provisioning.ServerSupportsProvisioningRequest)."""
+SOURCES += (PROVISIONING_REQUESTS,)
 
 UNAVAILABLE: dict[str, str] = {
     "mellanox.com": "the NVIDIA Network Operator's module is not served by the Go module proxy",

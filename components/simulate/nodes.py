@@ -90,9 +90,10 @@ def cpu_nodes(count: int) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def pool_nodes(pool: Pool, count: int, *, checked: bool = True) -> list[dict[str, Any]]:
+def pool_nodes(pool: Pool, count: int, *, checked: bool = True, first: int = 0) -> list[dict[str, Any]]:
     """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises. A pool with a node
-    check has its nodes as they are once it passed (`checked`), or as they join: under the startup taint."""
+    check has its nodes as they are once it passed (`checked`), or as they join: under the startup taint. Named
+    <pool>-<index> from index `first` (a pool that grows gets the next ones)."""
     offered = allocatable(pool)
     resources = {name: amount or UNFIXED_DEVICES for name, amount in offered.items()}
     resources["cpu"] = offered.get("cpu") or UNKNOWN_CPU
@@ -101,7 +102,7 @@ def pool_nodes(pool: Pool, count: int, *, checked: bool = True) -> list[dict[str
     joining = pool.startup_taints if not checked else []
     taints = [t.model_dump(exclude_none=True) for t in (*pool.taints, *joining)]
     nodes = []
-    for index in range(count):
+    for index in range(first, first + count):
         labels = _labels(pool, f"{pool.name}-{index}", index)
         if pool.startup_taints:
             labels[NODE_CHECK_KEY] = "required"

@@ -37,6 +37,7 @@ from components.simulate import (
     volumes,
 )
 from components.simulate.client import Client, conditions_of, status_of
+from components.simulate.provisioner import Provisioner
 
 NOT_SIMULATED = (
     "the cloud: every pool's nodes exist from the start, as if its autoscaler had made them",
@@ -74,7 +75,9 @@ class Cluster:
     rendered: Rendered
     controllers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    """Versions that differ from the stack's pins, and why."""
+    """Versions that differ from the stack's pins, stand-ins that play a cloud's part, and why."""
+    provisioner: Provisioner | None = None
+    """The stand-in that answers the ProvisioningRequests of pools provisioned all at once, when the stack has one."""
 
     @property
     def client(self) -> Client:
@@ -142,11 +145,22 @@ def build(rendered: Rendered, progress: Callable[[str], None]) -> dict[str, Path
 
 
 def pool_sizes(rendered: Rendered, nodes_per_pool: int | None) -> dict[str, int]:
-    """Fake nodes per pool: `nodes_per_pool`, else the pool's maxNodes up to NODE_CAP."""
+    """Fake nodes per pool at the start: `nodes_per_pool`, else the pool's maxNodes up to NODE_CAP; none for a pool
+    provisioned all at once through ProvisioningRequests, whose nodes come when a job's request is answered."""
     return {
-        name: nodes_per_pool if nodes_per_pool is not None else min(pool.max_nodes, NODE_CAP)
+        name: 0
+        if pool.provisioning_class
+        else nodes_per_pool
+        if nodes_per_pool is not None
+        else min(pool.max_nodes, NODE_CAP)
         for name, pool in rendered.stack.pools.items()
     }
+
+
+PROVISIONER_NOTE = (
+    "pool(s) {pools} start with no nodes: simulate's stand-in for the autoscaler answers their ProvisioningRequests "
+    "({classes}) with kwok nodes, all at once within maxNodes; Kueue's admission check is real, the capacity is not"
+)
 
 
 @contextmanager
@@ -184,6 +198,15 @@ def running(
         for node in nodes.cpu_nodes(CPU_NODES):
             client.apply(node)
         devices.publish(client, rendered.stack.pools.values())
+        stand_in = Provisioner(plane.client, rendered.stack.pools.values(), nodes_per_pool or NODE_CAP)
+        if stand_in.serves:
+            queued = [p for p in rendered.stack.pools.values() if p.provisioning_class]
+            classes = sorted({str(p.provisioning_class) for p in queued})
+            cluster.notes.append(
+                PROVISIONER_NOTE.format(pools=", ".join(p.name for p in queued), classes=", ".join(classes))
+            )
+            stand_in.start()
+            cluster.provisioner = stand_in
         for controller in CONTROLLERS:
             if controller.installed(rendered):
                 label = controller.__name__.rpartition(".")[2].replace("_", "-")
@@ -210,6 +233,8 @@ def running(
         _wait_queues_open(client, platform)
         yield cluster
     finally:
+        if cluster.provisioner is not None:
+            cluster.provisioner.stop()
         if not keep:
             plane.stop()
 
@@ -366,6 +391,11 @@ def _why_waiting(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]
             for condition in conditions_of(item):
                 if condition.get("status") == "False" and condition.get("message"):
                     reasons.append(f"Kueue: {condition['message']}")
+            # A ProvisioningRequest check holds a job whose quota is reserved until its nodes are provisioned.
+            for check in status_of(item).get("admissionChecks", []):
+                if check.get("state") != "Ready":
+                    said = f": {check['message']}" if check.get("message") else ": no answer to its ProvisioningRequest"
+                    reasons.append(f"Kueue: admission check {check['name']} {check.get('state', 'Pending')}{said}")
     if cluster.rendered.stack.scheduler == "volcano" and (group := _podgroup(client, meta, pods)):
         for condition in conditions_of(group):
             if condition.get("type") == "Unschedulable" and condition.get("message"):

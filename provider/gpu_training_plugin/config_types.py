@@ -204,6 +204,23 @@ scales to zero an hour before it, so pods drain and checkpoint before EC2 reclai
 (from 30 minutes before the end); Karpenter learns the end from EC2 itself. Default: none."""
 
 
+class QueuedProvisioningSpec(TypedDict):
+    "Capacity provisioned on demand and all at once: Kueue admits a job on the pool only once the cluster's\nautoscaler has provisioned every node the job's GPU pods need (a ProvisioningRequest), so a multi-node job never\nholds half its nodes while it waits for the rest."
+
+    # from components.models.nodepool.QueuedProvisioningSpec
+    enabled: NotRequired[bool]
+    """Admit the pool's jobs through a ProvisioningRequest admission check. `queuedProvisioning: true` is short for
+`{enabled: true}`. Default: false."""
+    class_name: NotRequired[str]
+    """The ProvisioningRequest class the cluster's autoscaler serves. Default: queued-provisioning.gke.io on GKE
+(DWS flex-start with queued provisioning), best-effort-atomic-scale-up.autoscaling.x-k8s.io with the Cluster
+Autoscaler (EKS node group pools); required on existing clusters, where the stack cannot know which class
+their autoscaler serves."""
+    retries: NotRequired[int]
+    """How many times Kueue asks again after a request fails (or its booking expires before admission), backing
+off 60 s doubling up to 30 minutes; after the last the job is deactivated. 0 asks once. Default: 3 (Kueue's)."""
+
+
 class Fabric(StrEnum):
     "How GPUs talk across nodes: EFA (AWS), InfiniBand or RoCE through Multus (existing clusters),\nGKE GPUDirect (tcpx, tcpxo, rdma), or TCP sockets on eth0."
 
@@ -393,7 +410,11 @@ GKE, the taint GKE sets itself)."""
 machines. Default: cluster on AWS, compact on GCP, none on existing clusters (none on reserved capacity,
 except GKE rack-scale pools with a zone, which get compact)."""
     capacity: NotRequired[CapacitySpec]
-    """How nodes are bought. Default: on-demand."""
+    """How nodes are bought. Default: on-demand; flex-start on GKE pools with queuedProvisioning."""
+    queued_provisioning: NotRequired[QueuedProvisioningSpec]
+    """Capacity provisioned on demand, all at once, before Kueue admits a job (`{enabled, className, retries}`, or
+`true`): GKE's DWS flex-start with queued provisioning, or the Cluster Autoscaler's ProvisioningRequests on EKS
+node group pools. Needs scheduler.type kueue. Default: off."""
     fabric: NotRequired[Fabric]
     """efa | infiniband | roce | tcpx | tcpxo | rdma | tcp. Default: the machine's fastest: efa for an
 AWS type with EFA; on GKE tcpx for a3-highgpu-8g, tcpxo for a3-megagpu-8g, rdma for a3-ultragpu-8g

@@ -131,6 +131,13 @@ def efa_dra() -> Stack:
     return stack_file("prod", nodePools=[p5], network={"efa": {"mode": "dra"}})
 
 
+def queued_aws() -> Stack:
+    """prod with Kueue and its p5 pool provisioned through the Cluster Autoscaler's ProvisioningRequests."""
+    p5 = {"name": "p5", "instanceType": "p5.48xlarge", "maxNodes": 8, "zone": "us-east-1a", "queuedProvisioning": True}
+    queues = [{"name": "pretraining", "gpus": 64, "weight": 2}, {"name": "research", "gpus": 16}]
+    return stack_file("prod", nodePools=[p5], scheduler={"type": "kueue", "queues": queues})
+
+
 STACKS = {
     "dev": lambda: stack_file("dev"),
     "prod": lambda: stack_file("prod"),
@@ -140,4 +147,5 @@ STACKS = {
     "trainer-topology": trainer_topology,
     "rack-scale-existing": rack_scale_existing,
     "efa-dra": efa_dra,
+    "queued-aws": queued_aws,
 }

@@ -155,6 +155,18 @@ def test_gpu_nodes_carry_the_pools_taints_and_labels(pulumi_mocks: RecordingMoni
     assert (config["diskType"], config["diskSizeGb"]) == ("pd-ssd", 500)
 
 
+def test_a_queued_pool_is_registered_with_queued_provisioning(pulumi_mocks: RecordingMonitor) -> None:
+    queued = {"name": "a3-dws", "machineType": "a3-highgpu-8g", "maxNodes": 4, "zone": ZONE, "queuedProvisioning": True}
+    build(pools=gke_pools([queued]))
+
+    inputs = pulumi_mocks.named("train-a3-dws").inputs
+    assert inputs["queuedProvisioning"] == {"enabled": True}
+    assert inputs["nodeConfig"]["flexStart"] is True
+    assert inputs["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    assert inputs["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
+    assert "cloud.google.com/gke-queued" not in [t["key"] for t in inputs["nodeConfig"]["taints"]]
+
+
 def test_spot_and_flex_start_pools(pulumi_mocks: RecordingMonitor) -> None:
     build()
 

@@ -210,6 +210,28 @@ def test_a_flex_start_pool_has_what_gke_flex_start_requires() -> None:
     assert "placement_policy" not in args
 
 
+def test_a_queued_pool_is_a_flex_start_pool_whose_nodes_come_only_through_provisioning_requests() -> None:
+    args = regional_args(queuedProvisioning=True, maxNodes=6, zone=None)
+    config = args["node_config"]
+
+    assert args["queued_provisioning"] == {"enabled": True}
+    assert config["flex_start"] is True, "capacity flex-start is derived from queuedProvisioning"
+    assert config["reservation_affinity"] == {"consume_reservation_type": "NO_RESERVATION"}
+    assert args["autoscaling"] == {"total_min_node_count": 0, "total_max_node_count": 6, "location_policy": "ANY"}
+    assert args["management"]["auto_repair"] is False
+    assert "placement_policy" not in args
+    assert unknown_keys(args, NODE_POOL_FIELDS) == []
+
+
+def test_gke_puts_the_queued_taint_on_a_queued_pools_nodes_itself() -> None:
+    _, pool = resolved(queuedProvisioning=True)
+    keys = [t["key"] for t in regional_args(queuedProvisioning=True)["node_config"]["taints"]]
+
+    assert "cloud.google.com/gke-queued" in [t.key for t in pool.taints], "jobs and the flavor tolerate it"
+    assert "cloud.google.com/gke-queued" not in keys and "nvidia.com/gpu" in keys
+    assert "queued_provisioning" not in regional_args(capacity={"type": "flex-start"})
+
+
 def test_an_on_demand_pool_uses_matching_automatic_reservations_first() -> None:
     args = regional_args()
     config = args["node_config"]

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 from components.fabric import profile
 from components.manifests.queues import (
     DEFAULT_COHORT,
+    admission_check,
     cluster_queue,
     default_flavor,
     local_queue,
     pool_capacity,
+    provisioning_request_config,
     resource_flavor,
     volcano_queue,
 )
@@ -281,3 +283,66 @@ def test_kueue_objects_share_one_api_version() -> None:
     objs = [resource_flavor(pool("tcp")), cluster_queue(queue(), [pool("tcp")]), local_queue(queue(), "training")]
     assert {o["apiVersion"] for o in objs} == {"kueue.x-k8s.io/v1beta2"}
     assert_valid(*objs)
+
+
+def queued_pool(provider: str = "gcp", **queued: Any) -> Pool:
+    """A pool provisioned through ProvisioningRequests: GKE's a3 (flex-start) or EKS's p5 (node group)."""
+    spec = {
+        "gcp": {"name": "a3", "machineType": "a3-highgpu-8g", "zone": "us-central1-a"},
+        "aws": {"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a"},
+    }[provider]
+    region = {"gcp": "us-central1", "aws": "us-east-1"}[provider]
+    queued_spec = NodePoolSpec.model_validate(
+        {**spec, "maxNodes": 4, "queuedProvisioning": {"enabled": True, **queued}}
+    )
+    pools, issues = resolve_pools([queued_spec], provider, region, NetworkConfig())
+    assert not issues, issues
+    return pools[queued_spec.name]
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_a_queued_pools_check_asks_its_autoscaler_for_the_gpu_pod_sets_only(provider: str) -> None:
+    pool = queued_pool(provider)
+    config, check = provisioning_request_config(pool), admission_check(pool)
+    assert_valid(config, check)
+    assert check["metadata"]["name"] == config["metadata"]["name"] == f"{pool.name}-provisioning"
+    assert check["spec"] == {
+        "controllerName": "kueue.x-k8s.io/provisioning-request",
+        "parameters": {
+            "apiGroup": "kueue.x-k8s.io",
+            "kind": "ProvisioningRequestConfig",
+            "name": f"{pool.name}-provisioning",
+        },
+    }
+    spec = config["spec"]
+    assert spec["provisioningClassName"] == pool.provisioning_class
+    assert spec["managedResources"] == ["nvidia.com/gpu"], "an MPIJob's launcher stays out of the request (kueue#2260)"
+    assert spec["podSetMergePolicy"] == "IdenticalWorkloadSchedulingRequirements"
+    assert spec["retryStrategy"] == {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
+
+
+def test_the_pools_retries_are_the_checks() -> None:
+    config = provisioning_request_config(queued_pool("aws", retries=0))
+    assert config["spec"]["retryStrategy"]["backoffLimitCount"] == 0
+    assert_valid(config)
+
+
+def test_a_pool_without_queued_provisioning_has_no_check() -> None:
+    with pytest.raises(ValueError, match="not provisioned through ProvisioningRequests"):
+        provisioning_request_config(pool())
+
+
+def test_the_cluster_queue_applies_each_check_on_its_pools_flavor_only() -> None:
+    queued, plain = queued_pool(), pool()
+    obj = cluster_queue(queue(), [plain, queued])
+    assert_valid(obj)
+    assert obj["spec"]["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "a3-provisioning", "onFlavors": ["a3"]}]
+    }
+    assert "admissionChecksStrategy" not in cluster_queue(queue(), [plain])["spec"]
+
+
+def test_the_crd_refuses_a_check_without_a_class() -> None:
+    config = provisioning_request_config(queued_pool())
+    del config["spec"]["provisioningClassName"]
+    assert errors(config), "the CRD requires provisioningClassName"

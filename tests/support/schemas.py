@@ -70,8 +70,7 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
             where = ".".join(str(p) for p in exc.path)
             return [f"{obj['kind']}/{obj['metadata'].get('name')}: {where}: {exc.message}"]
         return []
-    group = obj["apiVersion"].rpartition("/")[0]
-    if group in MODULE_GROUPS:
+    if from_module(obj):
         schema, source = module_schema(obj["apiVersion"], obj["kind"])
         validator = jsonschema.Draft202012Validator(schema)
     else:
@@ -90,6 +89,14 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
 MODULE_GROUPS = {"resource.nvidia.com"}
 """API groups whose CRDs ../shared/schemas does not hold: read from the add-on's pinned Go module at test time
 (components/simulate/crds.py SOURCES), as `simulate` installs them."""
+MODULE_KINDS = {("kueue.x-k8s.io", "AdmissionCheck"), ("kueue.x-k8s.io", "ProvisioningRequestConfig")}
+"""Kinds of groups ../shared/schemas holds whose own schemas it does not: read from the pinned module likewise."""
+
+
+def from_module(obj: dict[str, Any]) -> bool:
+    """Whether an object's schema comes from its add-on's pinned Go module rather than ../shared/schemas."""
+    group = obj["apiVersion"].rpartition("/")[0]
+    return group in MODULE_GROUPS or (group, obj["kind"]) in MODULE_KINDS
 
 
 @functools.cache
@@ -129,6 +136,10 @@ def _strict(schema: Any) -> Any:
         out["additionalProperties"] = False
     if out.pop("nullable", False) and "type" in out:
         out["type"] = [out["type"], "null"]
+    pattern = out.get("pattern")
+    if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+        # Go's RE2 takes flags anywhere (Kueue's AdmissionCheck kind: `^(?i)[a-z]...`); Python only at the start.
+        out["pattern"] = f"(?i)^{pattern[5:]}"
     return out
 
 
@@ -214,7 +225,7 @@ def apply_hazards(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> lis
         if found is None:
             return [f"{where}: no schema for {obj['apiVersion']} {obj['kind']}, so its fields cannot be judged"]
         schema, defs = found
-    elif obj["apiVersion"].rpartition("/")[0] in MODULE_GROUPS:
+    elif from_module(obj):
         schema, defs = module_schema(obj["apiVersion"], obj["kind"])[0], {}
     else:
         if not path.is_file():

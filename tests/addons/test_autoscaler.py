@@ -1,0 +1,56 @@
+"""The Cluster Autoscaler's ProvisioningRequest support: its flags, the CRD it needs, and Kueue after the CRD."""
+
+from __future__ import annotations
+
+from components.addons import autoscaler, scheduler
+from components.addons.plan import plan
+from tests.addons.stacks import everything_aws, queued_aws, raw_config, stack_file
+
+
+def test_an_autoscaler_serving_provisioning_requests_gets_the_flags_and_the_crd_first() -> None:
+    stack = queued_aws()
+    release = autoscaler.release(stack)
+
+    assert release is not None, "a queued node group from zero needs the autoscaler even when it never scales alone"
+    assert release.values["extraArgs"] == {
+        "startup-taint": "gpu-training/node-check",
+        "enable-provisioning-requests": "true",
+        "kube-api-content-type": "application/json",
+    }
+    assert release.needs == (autoscaler.CRD_NAME,)
+    crd = autoscaler.provisioning_request_crd(stack)
+    assert crd is not None and crd.remotes[0].kind == "manifest"
+    assert crd.remotes[0].ref == "cluster-autoscaler-1.35.2", "the CRD of the autoscaler released for the minor"
+    assert crd.remotes[0].url.endswith(
+        "/kubernetes/autoscaler/cluster-autoscaler-1.35.2/cluster-autoscaler/apis/config/crd/"
+        "autoscaling.x-k8s.io_provisioningrequests.yaml"
+    )
+
+
+def test_kueue_starts_after_the_crd_so_its_admission_check_controller_runs() -> None:
+    installs = plan(queued_aws())
+    kueue = next(r for r in installs.releases if r.name == scheduler.KUEUE_NAME)
+
+    assert kueue.needs == (autoscaler.CRD_NAME,)
+    assert autoscaler.CRD_NAME in {r.name for r in installs.remotes}
+
+
+def test_without_queued_pools_nothing_changes() -> None:
+    stack = everything_aws()
+    release = autoscaler.release(stack)
+
+    assert release is not None and "enable-provisioning-requests" not in release.values.get("extraArgs", {})
+    assert release.needs == ()
+    assert autoscaler.provisioning_request_crd(stack) is None
+    kueue = next(r for r in plan(stack).releases if r.name == scheduler.KUEUE_NAME)
+    assert kueue.needs == ()
+
+
+def test_gke_serves_provisioning_requests_itself() -> None:
+    (pool,) = raw_config("gke")["nodePools"]
+    queued = {k: v for k, v in pool.items() if k not in ("capacity", "placement")} | {"queuedProvisioning": True}
+    stack = stack_file("gke", nodePools=[queued])
+
+    installs = plan(stack)
+    assert autoscaler.CRD_NAME not in {r.name for r in installs.remotes}, "GKE serves the CRD and the class"
+    assert autoscaler.release(stack) is None

@@ -1,0 +1,126 @@
+"""Capacity-aware admission on the gke-dws example: the real Kueue holds a job on a queued pool until its
+ProvisioningRequest is answered, then admits it whole and its pods schedule on the pool's new nodes.
+
+The pool starts with no nodes. simulate's stand-in for GKE's autoscaler (components/simulate/provisioner.py) is
+paused while the job waits, so the wait is seen: Kueue reserved the quota, made the request with the worker pod
+set only (the MPIJob's launcher needs no GPU: kueue#2260), and keeps the job suspended with its check Pending.
+Resumed, the stand-in adds the pool's nodes at once and marks the request Provisioned; Kueue admits the job, the
+MPI Operator makes its pods, and the scheduler binds the workers to the new nodes and the launcher to a CPU node.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.render import render
+from components.simulate import apply, simulation
+from components.simulate.client import Client, conditions_of, status_of
+from components.validation import resolve_file
+
+# The stack runs the MPI Operator, which serves its health check on :8080: one at a time (as test_simulate.py).
+pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 120.0
+KUEUE = "kueue.x-k8s.io/v1beta2"
+CHECK = "a3-provisioning"
+
+
+def _variant(tmp_path: Path) -> Path:
+    """gke-dws with its job as an MPIJob (a launcher without GPUs beside the workers), no fabric check, and no
+    Training Operator (the MPI Operator runs the job)."""
+    doc = yaml.safe_load((REPO / "examples" / "minimal" / "Pulumi.gke-dws.yaml").read_text())
+    config = doc["config"]
+    (pool,) = config["gpu-training:nodePools"]
+    pool["fabricCheck"] = {"enabled": False}
+    config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": True}
+    config["gpu-training:jobs"] = [
+        {
+            "name": "nccl-tests",
+            "launcher": "mpi",
+            "image": "registry.example.com/nccl-tests:v2.16.9",
+            "command": ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"],
+            "nodes": 2,
+        }
+    ]
+    path = tmp_path / "Pulumi.dws.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _until(what: str, found: Any, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"not seen in {timeout:.0f} s: {what}")
+
+
+def _workload(client: Client, namespace: str) -> dict[str, Any] | None:
+    items = client.list(KUEUE, "Workload", namespace)
+    return items[0] if items else None
+
+
+def _condition(obj: dict[str, Any] | None, kind: str) -> str | None:
+    return next((c["status"] for c in conditions_of(obj) if c["type"] == kind), None)
+
+
+def test_a_job_on_a_queued_pool_waits_for_its_nodes_and_is_admitted_whole_once_they_are_provisioned(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    rendered = render(resolve_file(_variant(tmp_path)))
+    (workload,) = rendered.workloads
+    namespace = workload.plan.namespace
+    assert simulation.pool_sizes(rendered, None) == {"a3": 0}, "the queued pool starts empty"
+    with simulation.running(rendered, tmp_path / "run") as cluster:
+        client = cluster.client
+        assert cluster.provisioner is not None and cluster.notes and "stand-in" in cluster.notes[0]
+        cluster.provisioner.pause()
+        assert apply.apply_awaiting(client, list(workload.objects))
+
+        # Kueue reserves the quota and asks for the nodes, then waits: no nodes, no pods, the check Pending.
+        requests = _until(
+            "a ProvisioningRequest",
+            lambda: client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace),
+        )
+        (request,) = requests
+        assert request["spec"]["provisioningClassName"] == "queued-provisioning.gke.io"
+        (pod_set,) = request["spec"]["podSets"]
+        assert pod_set["count"] == 2, "the two workers; the launcher needs no GPU and stays out (kueue#2260)"
+        template = client.get(client.resource("v1", "PodTemplate").path(namespace, pod_set["podTemplateRef"]["name"]))
+        assert template is not None
+        spec = template["template"]["spec"]
+        assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in (
+            spec["tolerations"]
+        )
+        waiting = _until("the Workload's quota reserved", lambda: _workload(client, namespace))
+        _until("quota reserved", lambda: _condition(_workload(client, namespace), "QuotaReserved") == "True")
+        time.sleep(3)  # a moment in which nothing would have answered
+        waiting = _workload(client, namespace)
+        assert _condition(waiting, "Admitted") != "True"
+        (check,) = status_of(waiting)["admissionChecks"]
+        assert (check["name"], check["state"]) == (CHECK, "Pending")
+        assert not [n for n in client.list("v1", "Node") if n["metadata"]["name"].startswith("a3-")]
+        pods = client.list("v1", "Pod", namespace)
+        reason = simulation._why_waiting(cluster, workload, pods)
+        assert f"Kueue: admission check {CHECK} Pending" in reason, reason
+
+        # Answered, the job is admitted whole: workers on the two new a3 nodes, the launcher on a CPU node.
+        cluster.provisioner.resume()
+        placed = simulation.place(cluster, workload, WAIT)
+        assert placed.whole, placed.reason
+        assert placed.gang == "admitted"
+        assert sorted(n for n in placed.nodes if n.startswith("a3-")) == ["a3-0", "a3-1"]
+        assert [n for n in placed.nodes if n.startswith("cpu-")], "the launcher runs on a CPU node"
+        (answered,) = client.list("autoscaling.x-k8s.io/v1", "ProvisioningRequest", namespace)
+        assert _condition(answered, "Provisioned") == "True"
+        (check,) = status_of(_workload(client, namespace))["admissionChecks"]
+        assert check["state"] == "Ready"
+        assert not cluster.provisioner.errors

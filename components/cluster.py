@@ -40,7 +40,7 @@ def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 
-        return GkeCluster(spec.name, spec, pools, opts)
+        return GkeCluster(spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes))
     from components.existing import ExistingCluster
 
     return ExistingCluster(spec.name, spec, pools, opts)

@@ -74,6 +74,7 @@ CLOUD_CALLS: dict[str, dict[str, Any]] = {
         "name": "adopted",
     },
     "aws:ec2/getSubnet:getSubnet": {"availabilityZone": "us-east-1a", "vpcId": "vpc-existing"},
+    "gcp:organizations/getProject:getProject": {"number": "123456789012", "projectId": "example-ml-project"},
     # us-east-1 as one account sees it: names map to ids per account, and use1-az3 takes no EKS subnets.
     "aws:index/getAvailabilityZones:getAvailabilityZones": {
         "names": ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"],

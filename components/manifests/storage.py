@@ -32,11 +32,12 @@ _PREFIX = {"nfs": "nfs", "efs": "efs", "fsx-lustre": "fsx", "filestore": "filest
 # files and nothing else unless told: checkpoint rotation deletes old checkpoints (`allow-delete`), and a pointer
 # file rewritten at every save (Megatron's latest_checkpointed_iteration.txt, DeepSpeed's `latest`) is an
 # overwrite (`allow-overwrite`, for a file opened with O_TRUNC). A dataset does not change under a run, so its
-# metadata is kept for the mount's life (`metadata-ttl indefinite`, which the doc advises for a bucket whose
+# metadata is kept for the mount's life (`metadata-ttl=indefinite`, which the doc advises for a bucket whose
 # content does not change). The CSI driver adds `read-only` itself for a ReadOnlyMany volume (pkg/driver/node/
-# node.go) and allow-other / allow-root for the pod's user.
+# node.go) and allow-other / allow-root for the pod's user. Options are written `name=value`, which the driver
+# reads as it reads `name value` (pkg/mountpoint/args.go), so every option is one word as mountOptions requires.
 S3_CHECKPOINT_OPTIONS = ("allow-delete", "allow-overwrite")
-S3_DATA_OPTIONS = ("metadata-ttl indefinite",)
+S3_DATA_OPTIONS = ("metadata-ttl=indefinite",)
 # Cloud Storage FUSE, as GKE's add-on runs it: flags as `name` or `name=value`, config-file keys as
 # `section:key:value` (gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go). What gcsfuse's own
 # aiml-training and aiml-checkpointing profiles set (gcsfuse cfg/params.yaml, v3.11.2, the GKE storage profiles
@@ -86,7 +87,7 @@ def mount_options(volume: VolumeSpec) -> list[str]:
     if volume.mount_options is not None:
         return list(volume.mount_options)
     if volume.backend == "s3":
-        prefix = [f"prefix {volume.prefix.rstrip('/')}/"] if volume.prefix else []
+        prefix = [f"prefix={volume.prefix.rstrip('/')}/"] if volume.prefix else []
         use = S3_DATA_OPTIONS if volume.object_use == "data" else S3_CHECKPOINT_OPTIONS
         return [*use, *prefix]
     if volume.backend == "gcs":

@@ -133,7 +133,7 @@ def filestore_network(volume: VolumeSpec, cluster: ClusterSpec | None) -> str | 
 def storage_class(
     volume: VolumeSpec, file_system_id: Any = None, *, cluster: ClusterSpec | None = None
 ) -> dict[str, Any] | None:
-    """The StorageClass made for a volume, or None where it needs none (storageClass, fsx-lustre) or
+    """The StorageClass made for a volume, or None where it needs none (storageClass, fsx-lustre, s3, gcs) or
     its file system is not known yet (efs created by the stack: the cloud side makes it then).
 
     `cluster` is the stack's cluster: a Filestore class joins a GKE cluster's network.

@@ -24,7 +24,7 @@ class Cluster(Protocol):
     node_pools: dict[str, pulumi.Resource]
     """The GPU node pools created, by pool name (none on an existing cluster)."""
     storage_objects: list[pulumi.Resource]
-    """In-cluster objects the cloud side made for its file systems (StorageClasses, PersistentVolumes)."""
+    """In-cluster objects the cloud side made for its file systems and buckets (StorageClasses, PersistentVolumes)."""
 
 
 def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
@@ -40,7 +40,7 @@ def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 
-        return GkeCluster(spec.name, spec, pools, opts)
+        return GkeCluster(spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes))
     from components.existing import ExistingCluster
 
     return ExistingCluster(spec.name, spec, pools, opts)

@@ -47,6 +47,9 @@ class Platform(pulumi.ComponentResource):
     """The queue of jobs that name none: the first declared; a TrainingJob's `defaultQueue`."""
     pools: pulumi.Output[dict[str, Any]]
     """Each pool resolved (GPUs, fabric, taints, selectors, runtimes), by name; an entry is a TrainingJob's `pool`."""
+    storage: pulumi.Output[list[dict[str, Any]]]
+    """The declared volumes as config (backend, bucket, use ...); a TrainingJob's `storage`, so a job of another
+    program mounts a bucket's claim as this stack's jobs do."""
     runtimes: pulumi.Output[dict[str, dict[str, str]]]
     """Each pool's Kubeflow Trainer ClusterTrainingRuntimes by kind (torch -> <pool>-torch), when trainer is on."""
     platform_objects: pulumi.Output[list[str]]
@@ -115,6 +118,7 @@ class Platform(pulumi.ComponentResource):
                 pool=plan.pool,
                 scheduler=stack.scheduler,
                 queue=queue,
+                storage=stack.config.storage.volumes,
                 opts=in_cluster(combine(objects.uses(plan), needs)),
             )
         self.cluster_name = pulumi.Output.from_input(stack.config.cluster.name)
@@ -122,6 +126,7 @@ class Platform(pulumi.ComponentResource):
         self.scheduler = pulumi.Output.from_input(stack.scheduler)
         self.default_queue = pulumi.Output.from_input(queue)
         self.pools = pulumi.Output.from_input({pool: spec.to_config() for pool, spec in stack.pools.items()})
+        self.storage = pulumi.Output.from_input([v.to_config() for v in stack.config.storage.volumes])
         self.runtimes = pulumi.Output.from_input(
             {pool: dict(spec.runtimes) for pool, spec in stack.pools.items() if spec.runtimes}
         )
@@ -143,6 +148,7 @@ class Platform(pulumi.ComponentResource):
                 "scheduler": self.scheduler,
                 "defaultQueue": self.default_queue,
                 "pools": self.pools,
+                "storage": self.storage,
                 "runtimes": self.runtimes,
                 "platformObjects": self.platform_objects,
                 "addons": self.addons,

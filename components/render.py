@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from components import nvlink, provisioning, repair
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
+from components.addons.storage import S3_CSI_ADDON
 from components.errors import ConfigError
 from components.fabric import bandwidth, min_nccl, profile
 from components.fabriccheck import home_namespace
@@ -16,8 +18,11 @@ from components.manifests import fabriccheck, platform, trainingjob
 from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
+from components.models.storage import OBJECT_STORES
 from components.pool import Pool
+from components.throughput import CheckpointEstimate, estimate
 from components.validation import Stack
+from components.versions import MOUNTPOINT_S3_CSI_ADDON
 from components.yamlio import dump
 
 MARKER = ".gpu-training-render"
@@ -98,25 +103,85 @@ class Rendered:
                     f"(world size {p.world_size}){_runtime(p)}{_placed(p)}{_domain(p)}{short}"
                 )
                 lines.append(f"      node fault: {node_fault(p).describe()}")
+                found = checkpoint(self.stack, p)
+                if found is not None:
+                    lines.append(f"      checkpoint: {found.describe()}")
         later = [
-            f"{'PersistentVolume' if v.backend == 'fsx-lustre' else 'StorageClass'} for {v.namespace}/{v.name}"
+            f"{'StorageClass' if v.backend == 'efs' else 'PersistentVolume'} for {v.namespace}/{v.name}"
             for v in self.stack.config.storage.volumes
-            # A Lustre PV needs the file system's DNS and mount names, read at deploy even for a named one.
-            if v.backend == "fsx-lustre" or (v.backend == "efs" and v.file_system_id is None)
+            # A Lustre PV needs the file system's DNS and mount names, read at deploy even for a named one; a
+            # bucket's needs the name the cloud gives a bucket the stack makes.
+            if v.backend == "fsx-lustre"
+            or (v.backend == "efs" and v.file_system_id is None)
+            or (v.backend in OBJECT_STORES and v.bucket is None)
         ]
         keys = [f"Secret {c.namespace}/{fabriccheck.ssh_secret_name(c)}" for c in self.stack.checks.values()]
         if later:
-            lines.append("made at deploy time, once the file systems exist: " + ", ".join(later))
+            lines.append("made at deploy time, once the file systems and buckets exist: " + ", ".join(later))
         if keys:
             lines.append("made at deploy time, each fabric check's ssh key pair: " + ", ".join(keys))
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         elsewhere = "" if self.stack.config.addons.install else " to install elsewhere (addons.install: false)"
         lines.append(f"add-ons{elsewhere}: " + (", ".join(installs) or "none"))
+        managed = cloud_addons(self.stack)
+        if managed:
+            lines.append("cloud add-ons the stack enables: " + ", ".join(managed))
         kinds: dict[str, int] = {}
         for obj in self.objects:
             kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
         lines.append("objects: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
         return "\n".join(lines)
+
+    def warnings(self) -> list[str]:
+        """What the stack renders but will not do as well as asked: checkpoints over their time budget."""
+        found = []
+        for plan in self.stack.jobs:
+            estimate = checkpoint(self.stack, plan)
+            if estimate is not None and estimate.over:
+                seconds = math.ceil(estimate.seconds or 0)
+                found.append(
+                    f"job {plan.namespace}/{plan.name}: a checkpoint takes at least {seconds} s, over "
+                    f"checkpoint.maxSeconds ({estimate.max_seconds}): {_faster(estimate)}"
+                )
+        return found
+
+
+def cloud_addons(stack: Stack) -> list[str]:
+    """The add-ons the cloud runs that the stack turns on for its volumes (not Helm releases)."""
+    backends = {v.backend for v in stack.config.storage.volumes}
+    found = []
+    if "s3" in backends:
+        found.append(f"{S3_CSI_ADDON} {MOUNTPOINT_S3_CSI_ADDON} (EKS add-on, IAM role through Pod Identity)")
+    if "gcs" in backends:
+        found.append("Cloud Storage FUSE CSI driver (GKE add-on, at the cluster's version)")
+    return found
+
+
+def checkpoint(stack: Stack, plan: JobPlan) -> CheckpointEstimate | None:
+    """A job's checkpoint on its volume, written by each of its nodes; None without `checkpoint`."""
+    spec = plan.spec.checkpoint
+    if spec is None:
+        return None
+    volume = next(
+        v for v in stack.config.storage.volumes if (v.namespace, v.name) == (plan.namespace, spec.claim)
+    )  # declared: validation checks it
+    return estimate(volume, plan.nodes, plan.pool.machine(), spec.size, spec.max_seconds)
+
+
+def _faster(found: CheckpointEstimate) -> str:
+    """How to write the job's checkpoint faster on its backend."""
+    volume = found.volume
+    if found.node_bound:
+        return "each node's network is the bound: more nodes write it faster, or save asynchronously"
+    if volume.backend == "fsx-lustre":
+        return "raise throughputPerTiB (up to 1000) or the file system's size, or save asynchronously"
+    if volume.backend == "filestore":
+        return "a larger instance or the ZONAL / REGIONAL tier scales with capacity, or save asynchronously"
+    if volume.backend == "efs":
+        return "EFS writes 1-5 GiB/s: put checkpoints on fsx-lustre or s3, or save asynchronously"
+    if volume.backend == "s3":
+        return "spread checkpoint files over several prefixes (S3 scales per prefix), or save asynchronously"
+    return "a faster volume, or save asynchronously"
 
 
 def _fabric(pool: Pool) -> str:

@@ -83,6 +83,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += repair.issues(config)
     issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
+    issues += _storage_providers(config)
     issues += _queues(config)
     checks, unchecked, found = _fabric_checks(config, pools)
     issues += found
@@ -96,7 +97,14 @@ def resolve(config: StackConfig) -> Stack:
         name = _pool_name(config, job)
         if name in pools:
             try:
-                planned = plan(job, pools[name], config.scheduler.type, default_queue(config), path=path)
+                planned = plan(
+                    job,
+                    pools[name],
+                    config.scheduler.type,
+                    default_queue(config),
+                    path=path,
+                    volumes=config.storage.volumes,
+                )
             except ConfigError as exc:
                 found = [*exc.issues, *found]  # how the job fits its pool comes first
             else:
@@ -392,6 +400,63 @@ def _job_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Is
                 Issue(
                     f"{path}.volumes[{position}].claim",
                     f"claim '{mount.claim}' is not declared in storage.volumes of namespace '{job.namespace}'",
+                )
+            )
+    issues += _checkpoint_issues(config, job, path)
+    return issues
+
+
+def _checkpoint_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Issue]:
+    """The checkpoint claim is declared, and a volume checkpoints can be written to and rotated on."""
+    if job.checkpoint is None:
+        return []
+    where = f"{path}.checkpoint.claim"
+    claim = job.checkpoint.claim
+    volumes = config.storage.volumes
+    index = next((i for i, v in enumerate(volumes) if (v.namespace, v.name) == (job.namespace, claim)), None)
+    if index is None:
+        listed = any(m.claim == claim for m in job.volumes)  # reported at volumes[...] already
+        message = f"claim '{claim}' is not declared in storage.volumes of namespace '{job.namespace}'"
+        return [] if listed else [Issue(where, message)]
+    volume = volumes[index]
+    if volume.access_mode == "ReadOnlyMany":
+        return [Issue(where, f"claim '{claim}' is ReadOnlyMany (storage.volumes[{index}]); checkpoints are written")]
+    if volume.object_use == "data" and volume.mount_options is None:
+        return [
+            Issue(
+                where,
+                f"claim '{claim}' is a data volume (storage.volumes[{index}] use: data): its mount keeps metadata "
+                "for its life and cannot delete or overwrite files, as checkpoint rotation needs; set use: "
+                "checkpoints there, or name another claim",
+            )
+        ]
+    return []
+
+
+_PROVIDER_OF_BACKEND = {"s3": "aws", "efs": "aws", "fsx-lustre": "aws", "gcs": "gcp"}
+_WHAT_BACKEND_NEEDS = {
+    "s3": "the Mountpoint for Amazon S3 CSI driver (an EKS add-on) and its IAM role through EKS Pod Identity",
+    "efs": "the EFS file system, its mount targets and the EFS CSI driver's IAM role",
+    "fsx-lustre": "the FSx for Lustre file system (or a named one's DNS and mount names) for its PersistentVolume",
+    "gcs": "GKE's Cloud Storage FUSE CSI add-on and Workload Identity grants on the bucket",
+}
+
+
+def _storage_providers(config: StackConfig) -> list[Issue]:
+    """A volume of a cloud's storage is on that cloud's cluster, where the stack makes what it needs."""
+    provider = config.cluster.provider
+    issues: list[Issue] = []
+    for index, volume in enumerate(config.storage.volumes):
+        wanted = _PROVIDER_OF_BACKEND.get(volume.backend)
+        if wanted is not None and wanted != provider:
+            cloud = {"aws": "an EKS cluster", "gcp": "a GKE cluster"}[wanted]
+            issues.append(
+                Issue(
+                    f"storage.volumes[{index}].backend",
+                    f"the {volume.backend} backend needs {cloud} (cluster.provider: {wanted}), not {provider}: the "
+                    f"stack makes {_WHAT_BACKEND_NEEDS[volume.backend]} there. On this cluster, make the "
+                    "PersistentVolume yourself with storageClassName: <name> and declare the volume as backend: "
+                    "storageClass, className: <name>; its claim binds to that volume",
                 )
             )
     return issues

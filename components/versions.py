@@ -128,6 +128,12 @@ EKS_NODE_MONITORING_AGENT = "v1.7.0-eksbuild.1"
 nodeAgent.image.tag). Its CI runs the e2e suite on the newest EKS Kubernetes version; the add-on's own
 compatibility list (`aws eks describe-addon-versions --addon-name eks-node-monitoring-agent
 --kubernetes-version 1.35`) could not be read offline."""
+MOUNTPOINT_S3_CSI_ADDON = "v2.7.0-eksbuild.1"
+"""The EKS add-on `aws-mountpoint-s3-csi-driver` for s3 volumes: awslabs/mountpoint-s3-csi-driver v2.7.0
+(2026-06-11, chart 2.7.0, the newest release; Mountpoint 1.22.3 inside, whose mount options and IAM actions
+components/manifests/storage.py and components/aws/iam.py use). EKS builds are named vX.Y.Z-eksbuild.N; the first
+build of v2.7.0 is assumed, as `aws eks describe-addon-versions --addon-name aws-mountpoint-s3-csi-driver` could not
+be read offline."""
 CLUSTER_AUTOSCALER_IMAGES = {
     "1.29": "v1.29.5",
     "1.30": "v1.30.7",

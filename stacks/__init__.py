@@ -41,6 +41,7 @@ def run(stack: Stack) -> dict[str, Any]:
             lambda s: {"type": s[0], "defaultQueue": s[1]}
         ),
         "pools": platform.pools,
+        "storage": platform.storage,
         "platformObjects": platform.platform_objects,
         "addons": platform.addons,
         "jobs": platform.jobs,

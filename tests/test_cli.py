@@ -132,3 +132,30 @@ def test_simulate_usage_mistakes_exit_2_naming_the_mistake(args, says, capsys, m
         code = exc.code
     assert code == 2
     assert says in capsys.readouterr().err
+
+
+def test_render_warns_of_a_checkpoint_over_its_budget_on_stderr(tmp_path: Path, capsys) -> None:
+    stack = tmp_path / "Pulumi.slow.yaml"
+    stack.write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "gpu-training:cluster": {"provider": "aws", "name": "train", "region": "us-east-1"},
+                    "gpu-training:nodePools": [{"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a"}],
+                    "gpu-training:storage": {"volumes": [{"name": "ckpt", "backend": "efs", "size": "1Ti"}]},
+                    "gpu-training:jobs": [
+                        {
+                            "name": "llama",
+                            "image": "train:v1",
+                            "command": ["train.py"],
+                            "nodes": 2,
+                            "checkpoint": {"claim": "ckpt", "size": "1.1T"},
+                        }
+                    ],
+                }
+            }
+        )
+    )
+    assert main(["render", "--config", str(stack), "--out", str(tmp_path / "out")]) == 0
+    warned = capsys.readouterr().err
+    assert "warning: job training/llama: a checkpoint takes at least 1025 s, over checkpoint.maxSeconds (300)" in warned

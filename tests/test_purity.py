@@ -17,6 +17,8 @@ PURE = [
     "components.manifests.platform",
     "components.manifests.trainingjob",
     "components.render",
+    "components.throughput",
+    "components.manifests.storage",
     "components.cli",
     "components.aws.network",
     "components.aws.nodegroup",

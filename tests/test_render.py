@@ -121,3 +121,44 @@ def test_every_job_line_is_followed_by_what_one_node_fault_costs_it(stack: str) 
         assert lines[index + 1].startswith("      node fault: "), lines[index + 1]
     trainjobs = [line for i, line in enumerate(lines) if i and "trainjob " in lines[i - 1]]
     assert all("counted against no retry limit" in line for line in trainjobs), trainjobs
+
+
+def test_each_job_with_a_checkpoint_states_its_volumes_throughput_and_the_time_one_takes() -> None:
+    prod = render(resolve_file(REPO / "Pulumi.prod.yaml")).summary()
+    assert (
+        "      checkpoint: 1.1T to training/checkpoints (fsx-lustre): 12.9 GB/s (volume 12.9 GB/s (26400 GiB x 500 "
+        "MB/s/TiB); 8 nodes x 12.5 GB/s (100 Gbps: a network card's share)) -> at least 86 s (budget 300 s)"
+    ) in prod.splitlines()
+    assert "cloud add-ons the stack enables: aws-mountpoint-s3-csi-driver v2.7.0-eksbuild.1" in prod
+    assert (
+        "made at deploy time, once the file systems and buckets exist: PersistentVolume for training/checkpoints, "
+        "PersistentVolume for training/dataset"
+    ) in prod
+    gke = render(resolve_file(REPO / "Pulumi.gke.yaml")).summary()
+    assert "checkpoint: 440G to training/checkpoints (gcs): 50.0 GB/s (2 nodes x 25.0 GB/s" in gke
+    assert "cloud add-ons the stack enables: Cloud Storage FUSE CSI driver (GKE add-on" in gke
+
+
+def test_a_checkpoint_over_its_budget_is_a_warning_saying_what_would_be_faster() -> None:
+    config = {
+        "cluster": {"provider": "aws", "name": "train", "region": "us-east-1"},
+        "nodePools": [{"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a"}],
+        "storage": {"volumes": [{"name": "ckpt", "backend": "efs", "size": "1Ti"}]},
+        "jobs": [
+            {
+                "name": "llama",
+                "image": "train:v1",
+                "command": ["train.py"],
+                "nodes": 2,
+                "checkpoint": {"claim": "ckpt", "size": "1.1T", "maxSeconds": 600},
+            }
+        ],
+    }
+    rendered = render(resolve_raw(config))
+    assert "-> at least 1025 s, over its 600 s budget" in rendered.summary()
+    assert rendered.warnings() == [
+        "job training/llama: a checkpoint takes at least 1025 s, over checkpoint.maxSeconds (600): EFS writes "
+        "1-5 GiB/s: put checkpoints on fsx-lustre or s3, or save asynchronously"
+    ]
+    config["jobs"][0]["checkpoint"]["maxSeconds"] = 1100
+    assert render(resolve_raw(config)).warnings() == []

@@ -100,7 +100,8 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
     registered = {
         (r.inputs.get("kind"), r.inputs.get("metadata", {}).get("namespace"), r.inputs.get("metadata", {}).get("name"))
         for r in pulumi_mocks.registrations
-        if "kind" in r.inputs and "AwsStorage" not in r.urn
+        # The cloud side makes the volumes of its file systems and buckets (render names them in its summary).
+        if "kind" in r.inputs and "AwsStorage" not in r.urn and "GcpStorage" not in r.urn
     }
     expected = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in rendered.objects}
     # Made at deploy time (render names them in its summary): each fabric check's ssh key pair.
@@ -176,3 +177,57 @@ def test_the_yaml_program_runs_the_dev_stacks_minor() -> None:
     dev = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"]["gpu-training:cluster"]
     cluster = program["resources"]["platform"]["properties"]["cluster"]
     assert cluster["kubernetesVersion"] == dev["kubernetesVersion"], "the same cluster as the dev stack"
+
+
+def _pytorchjob(monitor: RecordingMonitor, name: str) -> dict:
+    (job,) = [
+        r for r in monitor.of_type("kubernetes:kubeflow.org/v1:PyTorchJob") if r.inputs["metadata"]["name"] == name
+    ]
+    return job.inputs["spec"]["pytorchReplicaSpecs"]
+
+
+def test_prods_pretraining_reads_its_s3_dataset_and_writes_checkpoints_to_lustre(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    use_stack(pulumi_mocks, REPO / "Pulumi.prod.yaml")
+    run(lambda: stacks.run(stacks.load()))
+    for replica in _pytorchjob(pulumi_mocks, "llama-pretrain").values():
+        (container,) = replica["template"]["spec"]["containers"]
+        mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+        assert mounts["/data"]["readOnly"] is True and "readOnly" not in mounts["/checkpoints"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["CHECKPOINT_DIR"] == "/checkpoints/llama-pretrain", "what --output_dir names"
+    (bucket,) = pulumi_mocks.of_type("aws:s3/bucket:Bucket")
+    assert bucket.protect and bucket.retain_on_delete
+    assert [
+        a
+        for a in pulumi_mocks.of_type("aws:eks/addon:Addon")
+        if a.inputs["addonName"] == "aws-mountpoint-s3-csi-driver"
+    ]
+    (dataset,) = [
+        r
+        for r in pulumi_mocks.registrations
+        if r.inputs.get("kind") == "PersistentVolume" and "dataset" in r.inputs["metadata"]["name"]
+    ]
+    assert dataset.inputs["spec"]["mountOptions"] == ["metadata-ttl=indefinite"]
+    assert dataset.inputs["spec"]["csi"]["volumeAttributes"]["cache"] == "emptyDir"
+
+
+def test_gkes_finetune_mounts_its_buckets_through_the_gcsfuse_sidecar(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    use_stack(pulumi_mocks, REPO / "Pulumi.gke.yaml")
+    run(lambda: stacks.run(stacks.load()))
+    for replica in _pytorchjob(pulumi_mocks, "gemma-finetune").values():
+        template = replica["template"]
+        assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+        (container,) = template["spec"]["containers"]
+        assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/workspace", "/data", "/checkpoints"}
+        assert {"name": "CHECKPOINT_DIR", "value": "/checkpoints/gemma-finetune"} in container["env"]
+    buckets = pulumi_mocks.of_type("gcp:storage/bucket:Bucket")
+    assert len(buckets) == 2 and all(b.protect and b.retain_on_delete for b in buckets)
+    assert len(pulumi_mocks.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")) == 2
+    (cluster,) = pulumi_mocks.of_type("gcp:container/cluster:Cluster")
+    assert cluster.inputs["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}

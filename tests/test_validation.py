@@ -87,3 +87,80 @@ def test_a_training_job_of_its_own_program_is_checked_against_the_pool_it_is_giv
     with pytest.raises(StackConfigError) as caught:
         run(lambda: TrainingJob("train", job(), pool=pool("efa"), scheduler="volcano"))
     assert "pool: PyTorchJob train (Worker pods) requests hugepages-2Mi: 5Gi" in str(caught.value)
+
+
+# Storage: a bucket volume on its own cloud, and a checkpoint claim checkpoints can be written to.
+
+AWS = {"provider": "aws", "name": "train", "region": "us-east-1"}
+P5 = [{"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a"}]
+
+
+def _stack_issues(config: dict[str, Any]) -> list[tuple[str, str]]:
+    from components.validation import resolve_raw
+
+    with pytest.raises(ConfigError) as caught:
+        resolve_raw(config)
+    return [(i.path, i.message) for i in caught.value.issues]
+
+
+def _training(declared: list[dict[str, Any]], checkpoint: dict[str, Any], **job_fields: Any) -> dict[str, Any]:
+    """A one-node job on a p5 pool (no fabric check: it needs two nodes) with a checkpoint and these volumes."""
+    train = {"name": "llama", "image": "train:v1", "command": ["train.py"], "checkpoint": checkpoint, **job_fields}
+    pools = [{**P5[0], "fabricCheck": {"enabled": False}}]
+    return {"cluster": AWS, "nodePools": pools, "storage": {"volumes": declared}, "jobs": [train]}
+
+
+@pytest.mark.parametrize(
+    ("provider", "backend", "cloud"),
+    [("gcp", "s3", "an EKS cluster (cluster.provider: aws), not gcp"), ("aws", "gcs", "a GKE cluster")],
+)
+def test_a_bucket_volume_needs_its_clouds_cluster(provider: str, backend: str, cloud: str) -> None:
+    cluster = AWS if provider == "aws" else {"provider": "gcp", "name": "t", "project": "p", "region": "us-central1"}
+    ((path, message),) = _stack_issues(
+        {"cluster": cluster, "storage": {"volumes": [{"name": "v", "backend": backend}]}}
+    )
+    assert path == "storage.volumes[0].backend"
+    assert message.startswith(f"the {backend} backend needs {cloud}")
+    assert "declare the volume as backend: storageClass, className: <name>" in message
+
+
+def test_an_existing_cluster_gets_no_silent_volume_of_a_clouds_file_system() -> None:
+    existing = {"provider": "existing", "name": "lab"}
+    volumes = [{"name": "c", "backend": "fsx-lustre", "size": "1Ti"}, {"name": "b", "backend": "s3"}]
+    assert [p for p, _ in _stack_issues({"cluster": existing, "storage": {"volumes": volumes}})] == [
+        "storage.volumes[0].backend",
+        "storage.volumes[1].backend",
+    ]
+
+
+def test_a_checkpoint_claim_must_be_declared_and_writable() -> None:
+    assert _stack_issues(_training([], {"claim": "ckpt"})) == [
+        ("jobs[0].checkpoint.claim", "claim 'ckpt' is not declared in storage.volumes of namespace 'training'")
+    ]
+    read_only = [{"name": "ckpt", "backend": "efs", "size": "1Ti", "accessMode": "ReadOnlyMany"}]
+    assert _stack_issues(_training(read_only, {"claim": "ckpt"})) == [
+        ("jobs[0].checkpoint.claim", "claim 'ckpt' is ReadOnlyMany (storage.volumes[0]); checkpoints are written")
+    ]
+
+
+def test_checkpoints_on_a_data_bucket_are_refused_naming_the_volumes_use() -> None:
+    data = [{"name": "ckpt", "backend": "s3", "use": "data"}]
+    assert _stack_issues(_training(data, {"claim": "ckpt"})) == [
+        (
+            "jobs[0].checkpoint.claim",
+            "claim 'ckpt' is a data volume (storage.volumes[0] use: data): its mount keeps metadata for its life and "
+            "cannot delete or overwrite files, as checkpoint rotation needs; set use: checkpoints there, or name "
+            "another claim",
+        )
+    ]
+    own_options = [{"name": "ckpt", "backend": "s3", "use": "data", "mountOptions": ["allow-delete"]}]
+    from components.validation import resolve_raw
+
+    assert resolve_raw(_training(own_options, {"claim": "ckpt"})).jobs, "own options are the checkpoint-path rule's"
+
+
+def test_a_checkpoint_claim_mounted_twice_is_reported_once() -> None:
+    listed = _training([], {"claim": "ckpt"}, volumes=[{"claim": "ckpt", "mountPath": "/ck"}])
+    assert _stack_issues(listed) == [
+        ("jobs[0].volumes[0].claim", "claim 'ckpt' is not declared in storage.volumes of namespace 'training'")
+    ]

@@ -12,6 +12,11 @@ EFS_NAME = "aws-efs-csi-driver"
 FSX_NAME = "aws-fsx-csi-driver"
 NFS_NAME = "csi-driver-nfs"
 EFS_CONTROLLER_SERVICE_ACCOUNT = "efs-csi-controller-sa"
+S3_CSI_ADDON = "aws-mountpoint-s3-csi-driver"
+"""The EKS add-on of the Mountpoint for Amazon S3 CSI driver (made by the cluster, not Helm)."""
+S3_CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
+"""The driver's node service account in kube-system, whose credentials every Mountpoint pod uses (driver-level
+identity; the chart's node.serviceAccount.name, docs/CONFIGURATION.md)."""
 
 
 def _backends(stack: Stack) -> set[str]:

@@ -232,6 +232,10 @@ class EksCluster(pulumi.ComponentResource):
             oidc_issuer=issuer,
             default_zone=next((pool.zone for _, pool in pools if pool.zone), None),
             kubernetes=self.provider,
+            cluster_name=cluster_name,
+            cluster=spec.name,
+            region=spec.region,
+            after=[self.system_node_group],
             opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}),
         )
         self.efs_csi_role_arn = self.storage.efs_csi_role_arn

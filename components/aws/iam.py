@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 CLUSTER_POLICIES = ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",)
 NODE_POLICIES = (
@@ -303,3 +304,38 @@ def cluster_autoscaler_policy(cluster: str) -> str:
             ],
         }
     )
+
+
+@dataclass(frozen=True, slots=True)
+class BucketGrant:
+    """What one mounted bucket lets the Mountpoint CSI driver do: read, create files, delete them."""
+
+    bucket: str
+    """The bucket's name."""
+    prefix: str | None = None
+    """The folder the volume mounts, when not the whole bucket."""
+    write: bool = False
+    """Create (and overwrite) objects: s3:PutObject and s3:AbortMultipartUpload."""
+    delete: bool = False
+    """Delete objects: s3:DeleteObject."""
+
+
+def mountpoint_policy(grants: list[BucketGrant], region: str) -> str:
+    """The least the Mountpoint for Amazon S3 CSI driver needs on the stack's buckets (mountpoint-s3 1.22
+    doc/CONFIGURATION.md, "IAM permissions"): s3:ListBucket on each bucket (within its prefix, by the s3:prefix
+    condition key), s3:GetObject on its objects, and writes and deletes only where its mount makes them."""
+    partition = partition_of(region)
+    statements: list[dict[str, object]] = []
+    for n, grant in enumerate(grants):
+        bucket = f"arn:{partition}:s3:::{grant.bucket}"
+        folder = f"{grant.prefix.rstrip('/')}/" if grant.prefix else ""
+        listing: dict[str, object] = {"Sid": f"List{n}", "Effect": "Allow", "Action": "s3:ListBucket"}
+        listing["Resource"] = bucket
+        if folder:
+            listing["Condition"] = {"StringLike": {"s3:prefix": [f"{folder}*"]}}
+        actions = ["s3:GetObject"]
+        actions += ["s3:PutObject", "s3:AbortMultipartUpload"] if grant.write else []
+        actions += ["s3:DeleteObject"] if grant.delete else []
+        objects = {"Sid": f"Objects{n}", "Effect": "Allow", "Action": actions, "Resource": f"{bucket}/{folder}*"}
+        statements += [listing, objects]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})

@@ -1,19 +1,22 @@
-"""AwsStorage: EFS and FSx for Lustre file systems for the stack's volumes, kept when the stack lets go."""
+"""AwsStorage: EFS and FSx for Lustre file systems and S3 buckets for the stack's volumes, kept when the stack
+lets go, and the Mountpoint for Amazon S3 CSI driver that mounts the buckets."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pulumi
-from pulumi_aws import ec2, efs, fsx, iam
+from pulumi_aws import ec2, efs, eks, fsx, iam, s3
 
-from components.addons.storage import EFS_CONTROLLER_SERVICE_ACCOUNT
+from components.addons.storage import EFS_CONTROLLER_SERVICE_ACCOUNT, S3_CSI_ADDON, S3_CSI_SERVICE_ACCOUNT
 from components.aws import iam as policies
 from components.aws.filesystems import LUSTRE_PORTS, NFS_PORT, lustre_capacity_gib
 from components.aws.subnets import Subnets
 from components.kubernetes.objects import kube_object, logical_name
-from components.manifests.storage import persistent_volume, storage_class
+from components.manifests.storage import bucket_volume, mount_options, persistent_volume, storage_class
 from components.models import VolumeSpec
+from components.versions import MOUNTPOINT_S3_CSI_ADDON
 
 TOKEN = "gpu-training:index:AwsStorage"
 # Data outlives the stack: a file system is protected (deleting it takes an explicit unprotect) and
@@ -27,6 +30,21 @@ def _metadata(volume: VolumeSpec) -> fsx.LustreFileSystemMetadataConfigurationAr
     if spec is None:
         return None
     return fsx.LustreFileSystemMetadataConfigurationArgs(mode=spec.mode, iops=spec.iops)
+
+
+def bucket_grant(volume: VolumeSpec, bucket: str) -> policies.BucketGrant:
+    """What the driver may do in an s3 volume's bucket: what its mount does (writes unless read-only, deletes
+    with allow-delete), no more."""
+    options = mount_options(volume)
+    write = volume.access_mode != "ReadOnlyMany" and "read-only" not in options
+    return policies.BucketGrant(bucket, volume.prefix, write=write, delete=write and "allow-delete" in options)
+
+
+def bucket_prefix(cluster: str, volume: VolumeSpec) -> str:
+    """The start of the name of a bucket the stack makes: cluster, namespace and volume, within the 37 characters
+    S3 allows a prefix (AWS appends a unique suffix), ending in a hyphen."""
+    stem = re.sub(r"[^a-z0-9-]", "-", f"{cluster}-{volume.namespace}-{volume.name}".lower())
+    return stem[:36].rstrip("-") + "-"
 
 
 class AwsStorage(pulumi.ComponentResource):
@@ -44,17 +62,33 @@ class AwsStorage(pulumi.ComponentResource):
         oidc_issuer: pulumi.Input[str],
         default_zone: str | None,
         kubernetes: pulumi.ProviderResource,
+        cluster_name: pulumi.Input[str] = "",
+        cluster: str = "",
+        region: str = "",
+        after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """Create what the volumes need, reachable from the node subnets."""
+        """Create what the volumes need, reachable from the node subnets.
+
+        s3 volumes: their buckets and the Mountpoint CSI driver add-on on `cluster_name` (named `cluster`, in
+        `region`), made `after` the nodes it first runs on.
+        """
         super().__init__(TOKEN, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         keep = pulumi.ResourceOptions.merge(child, KEEP)
         on_cluster = pulumi.ResourceOptions(parent=self, provider=kubernetes)
+        self._kubernetes = kubernetes
         efs_volumes = [v for v in volumes if v.backend == "efs"]
         lustre_volumes = [v for v in volumes if v.backend == "fsx-lustre"]
         self.efs_csi_role_arn: pulumi.Output[str] | None = None
         self.objects: list[pulumi.Resource] = []
+        self.buckets: dict[str, pulumi.Output[str]] = {}
+        """The bucket of each s3 volume, by namespace/name."""
+        self.s3_csi_driver: eks.Addon | None = None
+        """The Mountpoint for Amazon S3 CSI driver add-on, when a volume is s3."""
+        buckets = [v for v in volumes if v.backend == "s3"]
+        if buckets:
+            self._buckets(name, buckets, cluster_name=cluster_name, cluster=cluster, region=region, after=after or [])
         if not (efs_volumes or lustre_volumes):
             self.register_outputs({})
             return
@@ -181,3 +215,72 @@ class AwsStorage(pulumi.ComponentResource):
             assert pv is not None
             self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
         self.register_outputs({})
+
+    def _buckets(
+        self,
+        name: str,
+        volumes: list[VolumeSpec],
+        *,
+        cluster_name: pulumi.Input[str],
+        cluster: str,
+        region: str,
+        after: list[pulumi.Resource],
+    ) -> None:
+        """Each s3 volume's bucket (made here, or named) and PersistentVolume, and the driver with a role that
+        reaches exactly those buckets."""
+        child = pulumi.ResourceOptions(parent=self)
+        keep = pulumi.ResourceOptions.merge(child, KEEP)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=self._kubernetes)
+        grants: list[pulumi.Output[policies.BucketGrant]] = []
+        for volume in volumes:
+            key = f"{volume.namespace}/{volume.name}"
+            if volume.bucket is not None:
+                self.buckets[key] = pulumi.Output.from_input(volume.bucket)
+            else:
+                bucket = s3.Bucket(
+                    f"{name}-{volume.namespace}-{volume.name}",
+                    bucket_prefix=bucket_prefix(cluster, volume),
+                    force_destroy=False,
+                    tags={
+                        "Name": f"{cluster}-{volume.namespace}-{volume.name}",
+                        "gpu-training/use": f"{volume.object_use}",
+                    },
+                    opts=keep,
+                )
+                # New buckets block public access by default since April 2023; stated, so it stays that way.
+                s3.BucketPublicAccessBlock(
+                    f"{name}-{volume.namespace}-{volume.name}",
+                    bucket=bucket.id,
+                    block_public_acls=True,
+                    block_public_policy=True,
+                    ignore_public_acls=True,
+                    restrict_public_buckets=True,
+                    opts=child,
+                )
+                self.buckets[key] = bucket.bucket
+                pv = bucket_volume(volume, bucket.bucket)
+                assert pv is not None
+                self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+            grants.append(self.buckets[key].apply(lambda b, v=volume: bucket_grant(v, b)))
+        role = iam.Role(f"{name}-s3-csi", assume_role_policy=policies.pod_identity_trust_policy(), opts=child)
+        iam.RolePolicy(
+            f"{name}-s3-csi",
+            role=role.id,
+            policy=pulumi.Output.all(*grants).apply(lambda found: policies.mountpoint_policy(list(found), region)),
+            opts=child,
+        )
+        # Driver-level credentials through EKS Pod Identity, the driver's recommended way on EKS (docs/
+        # CONFIGURATION.md): the add-on makes the association for its node service account, so the node pods
+        # start with the role (an association made after them would reach them only once restarted). Its node
+        # DaemonSet and the Mountpoint pods tolerate every taint (chart node.tolerateAllTaints; pkg/podmounter/
+        # mppod/creator.go), so they follow the jobs onto tainted GPU nodes.
+        self.s3_csi_driver = eks.Addon(
+            f"{name}-{S3_CSI_ADDON}",
+            cluster_name=cluster_name,
+            addon_name=S3_CSI_ADDON,
+            addon_version=MOUNTPOINT_S3_CSI_ADDON,
+            pod_identity_associations=[{"role_arn": role.arn, "service_account": S3_CSI_SERVICE_ACCOUNT}],
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after)),
+        )

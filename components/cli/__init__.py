@@ -111,6 +111,8 @@ def _render(args: argparse.Namespace) -> int:
     for pool in rendered.stack.pools.values():
         for advice in pool.rdma_advice():
             print(f"warning: {advice}", file=sys.stderr)
+    for warning in rendered.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -3,6 +3,8 @@ pools' extra NICs, and a Kubernetes provider."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, projects
@@ -11,7 +13,8 @@ from components import gpudirect
 from components.gcp import gpunetworks, nodepool, upgrades
 from components.gcp.gpunetworks import NetworkRef
 from components.gcp.kubeconfig import kubeconfig
-from components.models import GcpClusterSpec, NodePoolSpec
+from components.gcp.storage import GcpStorage
+from components.models import GcpClusterSpec, NodePoolSpec, VolumeSpec
 from components.pool import Pool
 
 TOKEN = "gpu-training:index:GkeCluster"
@@ -22,9 +25,18 @@ TOKEN = "gpu-training:index:GkeCluster"
 _POOL_OPTIONS = {"delete_before_replace": True, "ignore_changes": ["initial_node_count"]}
 
 
+def addons_config(volumes: list[VolumeSpec]) -> dict[str, Any]:
+    """GKE's add-ons: the Filestore CSI driver always, the Cloud Storage FUSE CSI driver when a volume is gcs (GKE
+    runs and upgrades it with the cluster, so it has no version of ours)."""
+    config: dict[str, Any] = {"gcp_filestore_csi_driver_config": {"enabled": True}}
+    if any(v.backend == "gcs" for v in volumes):
+        config["gcs_fuse_csi_driver_config"] = {"enabled": True}
+    return config
+
+
 class GkeCluster(pulumi.ComponentResource):
-    """A GKE Standard cluster with Workload Identity and Filestore CSI, its system pool, its GPU pools and their
-    GPUDirect networks."""
+    """A GKE Standard cluster with Workload Identity and Filestore CSI (and Cloud Storage FUSE CSI for gcs volumes),
+    its system pool, its GPU pools and their GPUDirect networks, and the buckets of its gcs volumes."""
 
     cluster: container.Cluster
     """The GKE cluster."""
@@ -48,9 +60,13 @@ class GkeCluster(pulumi.ComponentResource):
         spec: GcpClusterSpec,
         pools: list[tuple[NodePoolSpec, Pool]],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        volumes: list[VolumeSpec] | None = None,
     ) -> None:
-        """The cluster named in `spec`, and a node pool for each (spec, resolved pool) pair."""
+        """The cluster named in `spec`, a node pool for each (spec, resolved pool) pair, and the buckets of the gcs
+        `volumes`."""
         super().__init__(TOKEN, name, {}, opts)
+        volumes = list(volumes or [])
         location = spec.zone or spec.region
         gpu_pools = gpunetworks.gpudirect_pools(pool for _, pool in pools)
         # Multi-networking and Dataplane V2 are fixed when a cluster is made: the first GPUDirect pool
@@ -74,7 +90,7 @@ class GkeCluster(pulumi.ComponentResource):
             networking_mode="VPC_NATIVE",
             ip_allocation_policy={},
             workload_identity_config={"workload_pool": f"{spec.project}.svc.id.goog"},
-            addons_config={"gcp_filestore_csi_driver_config": {"enabled": True}},
+            addons_config=addons_config(volumes),
             # The cluster holds no data that outlives it (checkpoints live on retained volumes), and the
             # provider's default (true) makes every `pulumi destroy` or replacement fail until it is flipped.
             deletion_protection=False,
@@ -132,8 +148,21 @@ class GkeCluster(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
-        # Filestore volumes are provisioned by GKE's CSI add-on through their StorageClass: nothing more here.
+        # Filestore volumes are provisioned by GKE's CSI add-on through their StorageClass; gcs volumes need their
+        # buckets, grants and (for buckets made here) PersistentVolumes.
+        self.storage: GcpStorage | None = None
         self.storage_objects: list[pulumi.Resource] = []
+        if any(v.backend == "gcs" for v in volumes):
+            self.storage = GcpStorage(
+                f"{name}-storage",
+                volumes,
+                project=spec.project,
+                region=spec.region,
+                cluster=spec.name,
+                kubernetes=self.provider,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.storage_objects = list(self.storage.objects)
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": self.cluster.endpoint})
 
     def _workload_policies(

@@ -17,11 +17,14 @@ from components.validation import Stack
 
 TOKEN = "gpu-training:index:PlatformObjects"
 # Kinds that hold or lead to data: deleting them from the stack must never delete the data.
-_KEEP = {"PersistentVolumeClaim", "StorageClass"}
+_KEEP = {"PersistentVolumeClaim", "PersistentVolume", "StorageClass"}
+# Kinds whose deletion takes an explicit unprotect: a claim, and the volume of a named bucket.
+_PROTECT = {"PersistentVolumeClaim", "PersistentVolume"}
 
 
 class PlatformObjects(pulumi.ComponentResource):
-    """Namespaces (with GPU quotas), NetworkAttachmentDefinitions, storage classes and claims, queues."""
+    """Namespaces (with GPU quotas), NetworkAttachmentDefinitions, storage classes, named buckets' volumes and
+    claims, queues."""
 
     objects: pulumi.Output[list[str]]
     """The objects created, as Kind/namespace/name."""
@@ -69,5 +72,5 @@ class PlatformObjects(pulumi.ComponentResource):
             parent=self,
             depends_on=depends,
             retain_on_delete=keep or None,
-            protect=(kind == "PersistentVolumeClaim") or None,
+            protect=(kind in _PROTECT) or None,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -16,6 +16,7 @@ from components.manifests import trainingjob
 from components.manifests.meta import key
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models.job import TrainingJobSpec
+from components.models.storage import VolumeSpec
 from components.pool import Pool
 from components.validation import pods_fit
 
@@ -40,6 +41,7 @@ class TrainingJob(pulumi.ComponentResource):
         pool: Pool | Mapping[str, Any] | pulumi.Output[Any],
         scheduler: SchedulerKind | pulumi.Output[Any] = "none",
         queue: str | pulumi.Output[Any] | None = None,
+        storage: Sequence[VolumeSpec | Mapping[str, Any]] | pulumi.Output[Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
         **fields: Any,
     ) -> None:
@@ -48,32 +50,42 @@ class TrainingJob(pulumi.ComponentResource):
         `scheduler` is the cluster's gang scheduler (volcano | kueue | none); `queue` the queue
         when the spec names none. Config mistakes raise a clean error naming the field.
 
-        `pool`, `scheduler` and `queue` may be outputs of a StackReference to the platform stack
-        (its `pools` and `scheduler` exports). Those are known at preview, and the job's objects
+        `storage` is the platform's declared volumes (its `storage` output, or `storage.volumes` of a stack
+        file): a claim of the job backed by a bucket gets what its pods need to mount it (GKE's gcsfuse sidecar
+        for a gcs volume). Without it, every claim is mounted as a plain claim.
+
+        `pool`, `scheduler`, `queue` and `storage` may be outputs of a StackReference to the platform stack
+        (its `pools`, `scheduler` and `storage` exports). Those are known at preview, and the job's objects
         are created once they resolve.
         """
         super().__init__(TOKEN, name, {}, opts)
         self._name = name
         self._upstream = inherited(opts)
         job = _spec(name, spec, fields)
-        if any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue)):
-            built = pulumi.Output.all(pool, scheduler, queue).apply(lambda args: self._build(job, *args))
+        if any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue, storage)):
+            built = pulumi.Output.all(pool, scheduler, queue, storage).apply(lambda args: self._build(job, *args))
             self.world_size = built.apply(lambda b: b[0])
             self.objects = built.apply(lambda b: b[1])
             self.workload = built.apply(lambda b: b[2])
         else:
-            world_size, objects, workload = self._build(job, pool, scheduler, queue)  # type: ignore[arg-type]
+            world_size, objects, workload = self._build(job, pool, scheduler, queue, storage)  # type: ignore[arg-type]
             self.world_size = pulumi.Output.from_input(world_size)
             self.objects = pulumi.Output.from_input(objects)
             self.workload = pulumi.Output.from_input(workload)
         self.register_outputs({"worldSize": self.world_size, "objects": self.objects, "workload": self.workload})
 
     def _build(
-        self, spec: TrainingJobSpec, pool: Pool | Mapping[str, Any], scheduler: SchedulerKind, queue: str | None
+        self,
+        spec: TrainingJobSpec,
+        pool: Pool | Mapping[str, Any],
+        scheduler: SchedulerKind,
+        queue: str | None,
+        storage: Sequence[VolumeSpec | Mapping[str, Any]] | None = None,
     ) -> tuple[int, list[str], str]:
         """Plan the job on its pool and create its objects; the workload waits for the rest."""
         try:
-            self.plan: JobPlan = plan(spec, _pool(pool), scheduler or "none", queue)
+            volumes = _volumes(storage)
+            self.plan: JobPlan = plan(spec, _pool(pool), scheduler or "none", queue, volumes=volumes)
         except ConfigError as exc:
             raise as_pulumi_error(exc) from None
         manifests = trainingjob.objects(self.plan)
@@ -103,6 +115,20 @@ def _spec(name: str, spec: TrainingJobSpec | Mapping[str, Any] | None, fields: M
         return parse_job({"name": name, **(spec or {}), **fields})
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
+
+
+def _volumes(storage: Sequence[VolumeSpec | Mapping[str, Any]] | None) -> list[VolumeSpec]:
+    """The declared volumes, validated as a stack's `storage.volumes` are."""
+    volumes: list[VolumeSpec] = []
+    for index, volume in enumerate(storage or ()):
+        if isinstance(volume, VolumeSpec):
+            volumes.append(volume)
+            continue
+        try:
+            volumes.append(VolumeSpec.model_validate(dict(volume)))
+        except ValidationError as exc:
+            raise ConfigError(validation_issues(exc, VolumeSpec, prefix=f"storage[{index}]")) from None
+    return volumes
 
 
 def _pool(pool: Pool | Mapping[str, Any]) -> Pool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
@@ -10,7 +11,8 @@ from components import nvlink, quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
-from components.models.job import TrainingJobSpec
+from components.models.job import CHECKPOINT_ENV, TrainingJobSpec
+from components.models.storage import VolumeSpec
 from components.pool import Pool
 from components.topology import Placement, placement
 
@@ -69,6 +71,13 @@ class JobPlan:
     """Rack-scale NVLink: the job's ComputeDomain, whose IMEX channel every pod claims; None otherwise."""
     one_domain: bool = False
     """Every pod of the job lands in one NVLink domain (the job does not span domains)."""
+    volumes: tuple[VolumeSpec, ...] = ()
+    """The declared volumes behind the job's claims, as far as they are known (their backend decides what a pod
+    mounting them needs); a claim not among them is mounted as a plain claim."""
+
+    def volume(self, claim: str) -> VolumeSpec | None:
+        """The declared volume behind one of the job's claims, if known."""
+        return next((v for v in self.volumes if v.name == claim), None)
 
     @property
     def claims(self) -> tuple[dict[str, str], ...]:
@@ -117,10 +126,12 @@ def plan(
     queue: str | None = None,
     *,
     path: str = "",
+    volumes: Iterable[VolumeSpec] = (),
 ) -> JobPlan:
     """The job placed on the pool; ConfigError (naming `path`) when it does not fit.
 
-    `queue` is used when the spec names none; under Volcano the fallback is its `default` queue.
+    `queue` is used when the spec names none; under Volcano the fallback is its `default` queue. `volumes` are the
+    declared volumes (the stack's, or a platform's `storage` output): those behind the job's claims are kept.
     """
     fabric = profile(pool, spec.namespace)
     issues = job_issues(spec, pool, path, fabric=fabric)
@@ -133,7 +144,9 @@ def plan(
     requests = worker_requests(spec, pool, fabric)
     watchdog = TORCH_WATCHDOG_ENV if spec.launcher != "tensorflow" else {}
     nvls = nvlink.ENV if domain else {}
-    env = {"NCCL_DEBUG": "WARN", **watchdog, **fabric.env, **nvls, **spec.nccl_env, **spec.env}
+    checkpoint = {CHECKPOINT_ENV: spec.checkpoint_dir} if spec.checkpoint_dir is not None else {}
+    env = {"NCCL_DEBUG": "WARN", **watchdog, **fabric.env, **nvls, **checkpoint, **spec.nccl_env, **spec.env}
+    claims = {m.claim for m in spec.mounts}
     queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
         queue = VOLCANO_DEFAULT_QUEUE
@@ -152,6 +165,7 @@ def plan(
         placement=job_placement(spec, pool, scheduler),
         compute_domain=spec.name if domain else None,
         one_domain=domain and not spans_domains(spec),
+        volumes=tuple(v for v in volumes if v.namespace == spec.namespace and v.name in claims),
     )
 
 

@@ -17,7 +17,7 @@ from components.manifests.queues import (
     resource_flavor,
     volcano_queue,
 )
-from components.manifests.storage import persistent_volume_claim, storage_class
+from components.manifests.storage import bucket_volume, persistent_volume_claim, storage_class
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes
 from components.validation import Stack
 
@@ -35,12 +35,13 @@ def networks(stack: Stack) -> list[dict[str, Any]]:
 
 
 def storage(stack: Stack) -> list[dict[str, Any]]:
-    """The StorageClasses made here and every claim."""
+    """The StorageClasses made here, the volumes of named buckets, and every claim."""
     out: list[dict[str, Any]] = []
     for volume in stack.config.storage.volumes:
         cls = storage_class(volume, cluster=stack.config.cluster)
         if cls is not None and cls not in out:
             out.append(cls)
+    out += [pv for v in stack.config.storage.volumes if (pv := bucket_volume(v)) is not None]
     out += [persistent_volume_claim(v) for v in stack.config.storage.volumes]
     return out
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from components import nvlink, quantity
 from components.allocatable import GPU_RESOURCE
+from components.manifests import storage
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
 from components.models.nodepool import Taint
@@ -55,7 +56,7 @@ def job_volumes(plan: JobPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any
     spec = plan.spec
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
-    for mount in spec.volumes:
+    for mount in spec.mounts:
         name = volume_name(mount.claim)
         entry: dict[str, Any] = {"name": name, "mountPath": mount.mount_path}
         if mount.read_only:
@@ -126,7 +127,12 @@ def worker_template(
     if plan.one_domain and plan.compute_domain:
         pod["affinity"] = nvlink.same_domain_affinity({nvlink.DOMAIN_LABEL: plan.compute_domain})
 
-    annotations = {**plan.fabric.annotations, **topology_annotations(plan, group=group), **(annotations or {})}
+    annotations = {
+        **plan.fabric.annotations,
+        **storage.pod_annotations(plan.volumes),
+        **topology_annotations(plan, group=group),
+        **(annotations or {}),
+    }
     if podgroup:
         annotations[VOLCANO_GROUP_ANNOTATION] = podgroup
     labels = {INSTANCE_LABEL: plan.name, ROLE_LABEL: role, POOL_LABEL: plan.pool.name}

@@ -10,6 +10,7 @@ from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.mpijob import mpirun_args
 from components.manifests.plan import JobPlan
 from components.manifests.pod import env_list, job_volumes, shm_volume, topology_annotations, worker_resources
+from components.manifests.storage import pod_annotations
 from components.manifests.trainingruntime import API, LAUNCHER, NODE, RuntimeChoice, choose_runtime
 
 MANAGER = "gpu-training/trainingjob"
@@ -83,7 +84,7 @@ def _patch(job: JobPlan, base: JobPlan, replicated_jobs: list[str]) -> dict[str,
     if job.shm_size != base.shm_size:
         volumes.insert(0, shm_volume(job.shm_size))
     pod_meta: dict[str, Any] = {"labels": {INSTANCE_LABEL: job.name}}
-    annotations = topology_annotations(job, group=len(replicated_jobs) > 1)
+    annotations = {**pod_annotations(job.volumes), **topology_annotations(job, group=len(replicated_jobs) > 1)}
     if annotations:
         pod_meta["annotations"] = annotations
     pod_spec: dict[str, Any] = {}

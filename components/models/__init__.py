@@ -3,6 +3,7 @@
 from components.models.base import Spec
 from components.models.cluster import AwsClusterSpec, ClusterSpec, ExistingClusterSpec, GcpClusterSpec
 from components.models.job import (
+    CheckpointSpec,
     DeepSpeedSpec,
     ElasticSpec,
     JobSchedulerSpec,
@@ -35,6 +36,7 @@ __all__ = [
     "AddonsSpec",
     "AwsClusterSpec",
     "CapacitySpec",
+    "CheckpointSpec",
     "ClusterSpec",
     "DeepSpeedSpec",
     "ElasticSpec",

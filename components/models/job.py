@@ -77,6 +77,42 @@ class VolumeMountSpec(Spec):
     """Mount only this path inside the volume. Default: the whole volume."""
 
 
+CHECKPOINT_ENV = "CHECKPOINT_DIR"
+"""The environment variable that names a job's checkpoint folder to its training script."""
+DEFAULT_CHECKPOINT_MOUNT = "/checkpoints"
+DEFAULT_CHECKPOINT_SECONDS = 300
+"""How long writing one checkpoint may take before render warns: at a checkpoint every 30 minutes, five minutes
+of writing is a sixth of the run when the job waits for it (synchronous saves), which is where teams start
+paying for a faster volume or moving to asynchronous checkpoints."""
+_FOLDER = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
+
+
+class CheckpointSpec(Spec):
+    """Where the job writes its checkpoints, how large one is, and how long writing one may take."""
+
+    claim: ObjectName
+    """The claim checkpoints go to, declared in `storage.volumes` of the job's namespace; it is mounted into every
+    worker (at its mount in `volumes`, when listed there). Required."""
+    mount_path: str | None = Field(default=None, pattern=r"^/")
+    """Where the claim is mounted. Default: its mount in `volumes`, else /checkpoints."""
+    folder: str | None = None
+    """The folder inside the mount that CHECKPOINT_DIR names ("" for the mount itself). Default: the job's
+    name."""
+    size: Quantity | None = None
+    """One checkpoint, every rank's files together, e.g. 1.1T (a 70B-parameter model with Adam state is about 16
+    bytes a parameter). Default: none; render then states the volume's throughput without a time."""
+    max_seconds: int = Field(default=DEFAULT_CHECKPOINT_SECONDS, ge=1)
+    """How long writing one checkpoint may take: render warns when the volume cannot write `size` from the job's
+    nodes in that time. Default: 300."""
+
+    @field_validator("folder")
+    @classmethod
+    def _relative(cls, value: str | None) -> str | None:
+        if value and (not _FOLDER.match(value) or ".." in value.split("/")):
+            raise ValueError(f"'{value}' is not a folder inside the mount: write it relative, as runs/llama")
+        return value
+
+
 class ScratchSpec(Spec):
     """Node-local scratch space: an emptyDir on the node's disks (its local NVMe / SSD RAID0 where
     the pool has one), gone with the pod."""
@@ -136,6 +172,9 @@ class TrainingJobSpec(Spec):
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: list[VolumeMountSpec] = Field(default_factory=list)
     """Claims to mount. Default: none."""
+    checkpoint: CheckpointSpec | None = None
+    """Where checkpoints go (a declared claim, mounted, named by CHECKPOINT_DIR), their size and the time one
+    may take to write. Default: none."""
     scratch: ScratchSpec | None = None
     """Node-local scratch space for each worker. Default: none."""
     env: dict[str, EnvValue] = Field(default_factory=dict)
@@ -196,7 +235,8 @@ class TrainingJobSpec(Spec):
                     f"nodes ({nodes}) must lie between elastic.minNodes ({self.elastic.min_nodes}) "
                     f"and elastic.maxNodes ({self.elastic.max_nodes})",
                 )
-        mounts = [v.mount_path for v in self.volumes]
+        self._checkpoint_mount()
+        mounts = [v.mount_path for v in self.mounts]
         if self.deepspeed is not None:
             mounts.append(self.deepspeed.mount_path)
         if self.scratch is not None:
@@ -207,6 +247,62 @@ class TrainingJobSpec(Spec):
             if path.rstrip("/") == "/dev/shm":
                 raise at("volumes", "/dev/shm is mounted by the job itself; size it with shmSize")
         return self
+
+    def _checkpoint_mount(self) -> None:
+        """The checkpoint claim, when `volumes` mounts it too, is mounted there writable, at one path."""
+        checkpoint = self.checkpoint
+        listed = self._listed_checkpoint_mount()
+        if checkpoint is None or listed is None:
+            return
+        position, mount = listed
+        if mount.read_only:
+            raise at(
+                "checkpoint",
+                f"claim '{mount.claim}' is mounted readOnly in volumes[{position}]; checkpoints are written: "
+                "mount it writable",
+            )
+        if checkpoint.mount_path is not None and checkpoint.mount_path != mount.mount_path:
+            raise at(
+                "checkpoint",
+                f"claim '{mount.claim}' is mounted at {mount.mount_path} in volumes[{position}], not at "
+                f"checkpoint.mountPath {checkpoint.mount_path}: state one of them",
+            )
+
+    def _listed_checkpoint_mount(self) -> tuple[int, VolumeMountSpec] | None:
+        """The first mount in `volumes` of the checkpoint claim, with its position."""
+        if self.checkpoint is None:
+            return None
+        return next(((i, m) for i, m in enumerate(self.volumes) if m.claim == self.checkpoint.claim), None)
+
+    @property
+    def checkpoint_mount(self) -> VolumeMountSpec | None:
+        """Where the checkpoint claim is mounted: its mount in `volumes`, or one of its own."""
+        if self.checkpoint is None:
+            return None
+        listed = self._listed_checkpoint_mount()
+        if listed is not None:
+            return listed[1]
+        return VolumeMountSpec(
+            claim=self.checkpoint.claim, mount_path=self.checkpoint.mount_path or DEFAULT_CHECKPOINT_MOUNT
+        )
+
+    @property
+    def mounts(self) -> list[VolumeMountSpec]:
+        """Every claim mount of the job: `volumes`, and the checkpoint claim's when `volumes` lacks it."""
+        own = self.checkpoint_mount
+        if own is None or self._listed_checkpoint_mount() is not None:
+            return list(self.volumes)
+        return [*self.volumes, own]
+
+    @property
+    def checkpoint_dir(self) -> str | None:
+        """The folder CHECKPOINT_DIR names: the checkpoint folder inside its mount; None without `checkpoint`."""
+        mount = self.checkpoint_mount
+        if self.checkpoint is None or mount is None:
+            return None
+        folder = self.name if self.checkpoint.folder is None else self.checkpoint.folder
+        base = mount.mount_path.rstrip("/") or "/"
+        return f"{base}/{folder}" if folder else mount.mount_path
 
     @property
     def in_place_restarts(self) -> int:

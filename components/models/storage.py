@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from components import quantity
 from components.models.base import DnsLabel, ObjectName, Quantity, Spec, at, check_variant_fields
 
-Backend = Literal["efs", "fsx-lustre", "filestore", "nfs", "storageClass"]
+Backend = Literal["efs", "fsx-lustre", "filestore", "nfs", "storageClass", "s3", "gcs"]
+Use = Literal["data", "checkpoints"]
+"""What an object-store volume is for: data (read through a cache) | checkpoints (written, rotated)."""
+
+OBJECT_STORES = ("s3", "gcs")
+"""Backends that mount a bucket through a FUSE CSI driver: Mountpoint for Amazon S3, Cloud Storage FUSE."""
+OBJECT_STORE_CAPACITY = "1Pi"
+"""The capacity the claim and volume of a bucket state: Kubernetes requires one and both drivers ignore it
+(awslabs/mountpoint-s3-csi-driver docs/CONFIGURATION.md, "Value is ignored but required by Kubernetes";
+cluster-toolkit's gke-a4x blueprint states 1,000,000 GiB for its buckets)."""
+DEFAULT_CACHE_SIZE = "100Gi"
+"""The read cache a data volume keeps on each node: room for the hot part of a dataset on every GPU node's
+disks (500 GB boot disks by default, TBs of local NVMe / SSD where the machine has them), well below the
+kubelet's eviction threshold on a node whose disks it shares with images and scratch."""
 
 _REQUIRED: dict[str, tuple[str, ...]] = {
-    "nfs": ("server", "share"),
-    "storageClass": ("className",),
-    "efs": (),
-    "fsx-lustre": (),
-    "filestore": (),
+    "nfs": ("server", "share", "size"),
+    "storageClass": ("className", "size"),
+    "efs": ("size",),
+    "fsx-lustre": ("size",),
+    "filestore": ("size",),
+    "s3": (),
+    "gcs": (),
 }
 _ONLY_FOR: dict[str, tuple[str, ...]] = {
     "server": ("nfs",),
@@ -27,9 +44,21 @@ _ONLY_FOR: dict[str, tuple[str, ...]] = {
     "connectMode": ("filestore",),
     "zone": ("fsx-lustre",),
     "metadataConfiguration": ("fsx-lustre",),
+    "bucket": OBJECT_STORES,
+    "prefix": OBJECT_STORES,
+    "use": OBJECT_STORES,
+    "cacheSize": OBJECT_STORES,
     # Every backend whose class or volume is made here; a named storageClass carries its own.
-    "mountOptions": ("nfs", "filestore", "efs", "fsx-lustre"),
+    "mountOptions": ("nfs", "filestore", "efs", "fsx-lustre", *OBJECT_STORES),
 }
+# Bucket names (S3 User Guide, "General purpose bucket naming rules"; Cloud Storage, "Bucket names"): 3-63
+# lower-case letters, digits, dots and hyphens (GCS also underscores), starting and ending with a letter or
+# digit. Dotted GCS names may be longer but need a verified domain; they are left to `gcloud`.
+_BUCKET = {
+    "s3": re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"),
+    "gcs": re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$"),
+}
+_PREFIX = re.compile(r"^[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*/?$")
 
 LUSTRE_THROUGHPUT_PER_TIB = 500
 """The default FSx for Lustre throughput tier, MB/s per TiB of storage (PERSISTENT_2 SSD allows 125, 250,
@@ -88,11 +117,13 @@ class VolumeSpec(Spec):
     namespace: DnsLabel = "training"
     """Namespace of the claim. Default: training."""
     backend: Backend
-    """efs | fsx-lustre | filestore | nfs | storageClass. Required."""
-    size: Quantity
-    """Requested capacity, e.g. 2Ti. Required."""
+    """efs | fsx-lustre | filestore | nfs | storageClass | s3 | gcs. Required."""
+    size: Quantity | None = None
+    """Requested capacity, e.g. 2Ti. Required, except for s3 and gcs: a bucket has no capacity, and their
+    claims state 1Pi, which the drivers ignore."""
     access_mode: Literal["ReadWriteMany", "ReadOnlyMany", "ReadWriteOnce"] = "ReadWriteMany"
-    """Access mode. Default: ReadWriteMany (every node of a job mounts it)."""
+    """Access mode (s3: ReadWriteMany or ReadOnlyMany, the modes Mountpoint serves). Default: ReadWriteMany (every
+    node of a job mounts it)."""
     server: str | None = None
     """nfs: the NFS server. Required for nfs."""
     share: str | None = Field(default=None, pattern=r"^/")
@@ -116,10 +147,26 @@ class VolumeSpec(Spec):
     metadata_configuration: LustreMetadataSpec | None = None
     """fsx-lustre: metadata IOPS, `{mode: AUTOMATIC}` or `{mode: USER_PROVISIONED, iops: N}`.
     Default: not sent, so FSx applies its own default for the file system."""
+    bucket: str | None = None
+    """s3 / gcs: an existing bucket to mount (in the cluster's region, for speed and cost). Default: a bucket the
+    stack makes in the cluster's region (a GCS one with hierarchical namespace), protected and kept when removed
+    from the stack."""
+    prefix: str | None = None
+    """s3 / gcs: mount only this folder of the bucket, e.g. `llama-70b/`. Default: the whole bucket."""
+    use: Use | None = None
+    """s3 / gcs: what the volume is for, which sets its mount options: data (metadata cached for the mount's life
+    and a read cache of `cacheSize` on each node's disks; gcsfuse downloads a file in parallel chunks) or
+    checkpoints (Mountpoint may delete and overwrite, as checkpoint rotation and a `latest` file need; gcsfuse
+    streams writes to the bucket instead of staging whole files on local disk). Default: data when accessMode
+    is ReadOnlyMany, else checkpoints."""
+    cache_size: Quantity | None = None
+    """s3 / gcs data volumes: the read cache each node keeps on its disks (the local NVMe / SSD where the pool
+    has them); "0" turns it off. Default: 100Gi."""
     mount_options: list[str] | None = None
-    """nfs / filestore / efs / fsx-lustre: the mount options of the class or volume made here, replacing
-    the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
-    fsx-lustre `flock`; filestore and efs none (their drivers' own)."""
+    """nfs / filestore / efs / fsx-lustre / s3 / gcs: the mount options of the class or volume made here,
+    replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
+    fsx-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those of their `use` (see
+    README, "Object-store volumes")."""
 
     @field_validator("mount_options")
     @classmethod
@@ -142,6 +189,7 @@ class VolumeSpec(Spec):
         # Not in _ONLY_FOR: its key does not follow the camelCase-to-snake_case rule (TiB).
         if self.throughput_per_tib is not None and self.backend != "fsx-lustre":
             raise at("throughputPerTiB", f"`throughputPerTiB` applies to the fsx-lustre backend, not {self.backend}")
+        self._object_store_fields()
         if self.file_system_id is not None:
             made_here = {
                 "throughputPerTiB": self.throughput_per_tib,
@@ -151,6 +199,47 @@ class VolumeSpec(Spec):
                 if value is not None:
                     raise at(key, f"`{key}` applies to a file system made here, not one named by `fileSystemId`")
         return self
+
+    def _object_store_fields(self) -> None:
+        """A bucket name the cloud accepts, a relative prefix, and a use its access mode allows."""
+        if self.bucket is not None and not _BUCKET[self.backend].match(self.bucket):
+            raise at(
+                "bucket",
+                f"'{self.bucket}' is not a {self.backend} bucket name: 3-63 lower-case letters, digits, dots and "
+                "hyphens, starting and ending with a letter or digit",
+            )
+        if self.prefix is not None and (not _PREFIX.match(self.prefix) or ".." in self.prefix.split("/")):
+            raise at("prefix", f"'{self.prefix}' is not a folder of the bucket: write it relative, as llama-70b/")
+        if self.backend == "s3" and self.access_mode == "ReadWriteOnce":
+            raise at("accessMode", "Mountpoint serves ReadWriteMany and ReadOnlyMany volumes, not ReadWriteOnce")
+        if self.use == "checkpoints" and self.access_mode == "ReadOnlyMany":
+            raise at(
+                "use", "checkpoints are written: a ReadOnlyMany volume cannot hold them (accessMode: ReadWriteMany)"
+            )
+        if self.cache_size is not None and self.object_use == "checkpoints":
+            raise at(
+                "cacheSize", "the read cache is for data volumes (use: data); checkpoints are written, not re-read"
+            )
+
+    @property
+    def object_use(self) -> Use | None:
+        """What an object-store volume is for (its `use`, else data when ReadOnlyMany); None for other backends."""
+        if self.backend not in OBJECT_STORES:
+            return None
+        return self.use or ("data" if self.access_mode == "ReadOnlyMany" else "checkpoints")
+
+    @property
+    def claim_size(self) -> str:
+        """The capacity its claim and volume state: its size, or the placeholder of a bucket."""
+        return self.size or OBJECT_STORE_CAPACITY
+
+    @property
+    def read_cache(self) -> str | None:
+        """The read cache of a data volume on each node; None without one (checkpoints, other backends, "0")."""
+        if self.object_use != "data":
+            return None
+        size = self.cache_size or DEFAULT_CACHE_SIZE
+        return None if quantity.parse(size) == 0 else size
 
     @property
     def lustre_throughput(self) -> int:

@@ -24,7 +24,10 @@ FILE_SYSTEMS = (
     "aws:efs/fileSystem:FileSystem",
     "aws:fsx/lustreFileSystem:LustreFileSystem",
     "gcp:filestore/instance:Instance",
+    "aws:s3/bucket:Bucket",
+    "gcp:storage/bucket:Bucket",
 )
+"""The Pulumi types of the file systems and buckets that hold checkpoints and data."""
 
 
 def object_key(obj: Mapping[str, Any]) -> str:

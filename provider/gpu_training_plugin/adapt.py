@@ -52,12 +52,14 @@ def _json_numbers(value: Any) -> Any:
 
 
 def training_job(args: Any, tp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A TrainingJob's inputs as (the spec's config fields, the component's keywords: pool, scheduler, queue)."""
+    """A TrainingJob's inputs as (the spec's config fields, the component's keywords: pool, scheduler, queue,
+    storage)."""
     fields = config_data(dict(args), tp)
     keywords = {
         "pool": fields.pop("pool"),
         "scheduler": fields.pop("schedulerType", "none"),
         "queue": fields.pop("defaultQueue", None),
+        "storage": fields.pop("storage", None),
     }
     return fields, keywords
 

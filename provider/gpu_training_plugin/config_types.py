@@ -773,6 +773,8 @@ class Backend(StrEnum):
     FILESTORE = "filestore"
     NFS = "nfs"
     STORAGE_CLASS = "storageClass"
+    S3 = "s3"
+    GCS = "gcs"
 
 
 class VolumeSpecAccessMode(StrEnum):
@@ -818,6 +820,13 @@ Default: AUTOMATIC."""
 USER_PROVISIONED; FSx cannot lower it later without recreating the file system. Default: none."""
 
 
+class Use(StrEnum):
+    """What an object-store volume is for: data (read through a cache) | checkpoints (written, rotated)."""
+
+    DATA = "data"
+    CHECKPOINTS = "checkpoints"
+
+
 class VolumeSpec(TypedDict):
     """A persistent volume claim that jobs mount, and what backs it."""
 
@@ -827,11 +836,13 @@ class VolumeSpec(TypedDict):
     namespace: NotRequired[str]
     """Namespace of the claim. Default: training."""
     backend: Backend
-    """efs | fsx-lustre | filestore | nfs | storageClass. Required."""
-    size: str
-    """Requested capacity, e.g. 2Ti. Required."""
+    """efs | fsx-lustre | filestore | nfs | storageClass | s3 | gcs. Required."""
+    size: NotRequired[str]
+    """Requested capacity, e.g. 2Ti. Required, except for s3 and gcs: a bucket has no capacity, and their
+claims state 1Pi, which the drivers ignore."""
     access_mode: NotRequired[VolumeSpecAccessMode]
-    """Access mode. Default: ReadWriteMany (every node of a job mounts it)."""
+    """Access mode (s3: ReadWriteMany or ReadOnlyMany, the modes Mountpoint serves). Default: ReadWriteMany (every
+node of a job mounts it)."""
     server: NotRequired[str]
     """nfs: the NFS server. Required for nfs."""
     share: NotRequired[str]
@@ -855,10 +866,26 @@ tier; it can be changed in place). Default: 500 (24 TiB give 12 GB/s)."""
     metadata_configuration: NotRequired[LustreMetadataSpec]
     """fsx-lustre: metadata IOPS, `{mode: AUTOMATIC}` or `{mode: USER_PROVISIONED, iops: N}`.
 Default: not sent, so FSx applies its own default for the file system."""
+    bucket: NotRequired[str]
+    """s3 / gcs: an existing bucket to mount (in the cluster's region, for speed and cost). Default: a bucket the
+stack makes in the cluster's region (a GCS one with hierarchical namespace), protected and kept when removed
+from the stack."""
+    prefix: NotRequired[str]
+    """s3 / gcs: mount only this folder of the bucket, e.g. `llama-70b/`. Default: the whole bucket."""
+    use: NotRequired[Use]
+    """s3 / gcs: what the volume is for, which sets its mount options: data (metadata cached for the mount's life
+and a read cache of `cacheSize` on each node's disks; gcsfuse downloads a file in parallel chunks) or
+checkpoints (Mountpoint may delete and overwrite, as checkpoint rotation and a `latest` file need; gcsfuse
+streams writes to the bucket instead of staging whole files on local disk). Default: data when accessMode
+is ReadOnlyMany, else checkpoints."""
+    cache_size: NotRequired[str]
+    """s3 / gcs data volumes: the read cache each node keeps on its disks (the local NVMe / SSD where the pool
+has them); "0" turns it off. Default: 100Gi."""
     mount_options: NotRequired[list[str]]
-    """nfs / filestore / efs / fsx-lustre: the mount options of the class or volume made here, replacing
-the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
-fsx-lustre `flock`; filestore and efs none (their drivers' own)."""
+    """nfs / filestore / efs / fsx-lustre / s3 / gcs: the mount options of the class or volume made here,
+replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
+fsx-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those of their `use` (see
+README, "Object-store volumes")."""
 
 
 class StorageConfig(TypedDict):
@@ -1009,6 +1036,26 @@ class VolumeMountSpec(TypedDict):
     """Mount only this path inside the volume. Default: the whole volume."""
 
 
+class CheckpointSpec(TypedDict):
+    """Where the job writes its checkpoints, how large one is, and how long writing one may take."""
+
+    # from components.models.job.CheckpointSpec
+    claim: str
+    """The claim checkpoints go to, declared in `storage.volumes` of the job's namespace; it is mounted into every
+worker (at its mount in `volumes`, when listed there). Required."""
+    mount_path: NotRequired[str]
+    """Where the claim is mounted. Default: its mount in `volumes`, else /checkpoints."""
+    folder: NotRequired[str]
+    """The folder inside the mount that CHECKPOINT_DIR names ("" for the mount itself). Default: the job's
+name."""
+    size: NotRequired[str]
+    """One checkpoint, every rank's files together, e.g. 1.1T (a 70B-parameter model with Adam state is about 16
+bytes a parameter). Default: none; render then states the volume's throughput without a time."""
+    max_seconds: NotRequired[int]
+    """How long writing one checkpoint may take: render warns when the volume cannot write `size` from the job's
+nodes in that time. Default: 300."""
+
+
 class ScratchSpec(TypedDict):
     "Node-local scratch space: an emptyDir on the node's disks (its local NVMe / SSD RAID0 where\nthe pool has one), gone with the pod."
 
@@ -1070,6 +1117,9 @@ topology prefers one domain of its finest level below the host."""
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: NotRequired[list[VolumeMountSpec]]
     """Claims to mount. Default: none."""
+    checkpoint: NotRequired[CheckpointSpec]
+    """Where checkpoints go (a declared claim, mounted, named by CHECKPOINT_DIR), their size and the time one
+may take to write. Default: none."""
     scratch: NotRequired[ScratchSpec]
     """Node-local scratch space for each worker. Default: none."""
     env: NotRequired[dict[str, str]]
@@ -1163,6 +1213,9 @@ topology prefers one domain of its finest level below the host."""
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: NotRequired[list[VolumeMountSpec]]
     """Claims to mount. Default: none."""
+    checkpoint: NotRequired[CheckpointSpec]
+    """Where checkpoints go (a declared claim, mounted, named by CHECKPOINT_DIR), their size and the time one
+may take to write. Default: none."""
     scratch: NotRequired[ScratchSpec]
     """Node-local scratch space for each worker. Default: none."""
     env: NotRequired[dict[str, str]]
@@ -1191,3 +1244,5 @@ recreates a job deleted this way, which runs it again: set it only for jobs depl
     """The cluster's gang scheduler: volcano | kueue | none (a platform's `scheduler` output); the Python API's `scheduler=` keyword, renamed beside the spec's own `scheduler` (queue and priority class). Default: none."""
     default_queue: NotRequired[pulumi.Input[str]]
     """The queue when scheduler.queue names none (a platform's `defaultQueue` output); the Python API's `queue=` keyword. Default: none."""
+    storage: NotRequired[pulumi.Input[list[dict[str, Any]]]]
+    """The platform's declared volumes (a platform's `storage` output): a claim backed by a bucket gets what its pods need to mount it (GKE's gcsfuse sidecar for gcs). Default: none (every claim mounted as a plain claim)."""

@@ -45,6 +45,9 @@ class Platform(components.platform.Platform):
     """The queue of jobs that name none: the first declared; a TrainingJob's `defaultQueue`."""
     pools: pulumi.Output[dict[str, Any]]
     """Each pool resolved (GPUs, fabric, taints, selectors, runtimes), by name; an entry is a TrainingJob's `pool`."""
+    storage: pulumi.Output[list[dict[str, Any]]]
+    """The declared volumes as config (backend, bucket, use ...); a TrainingJob's `storage`, so a job of another
+    program mounts a bucket's claim as this stack's jobs do."""
     runtimes: pulumi.Output[dict[str, dict[str, str]]]
     """Each pool's Kubeflow Trainer ClusterTrainingRuntimes by kind (torch -> <pool>-torch), when trainer is on."""
     platform_objects: pulumi.Output[list[str]]

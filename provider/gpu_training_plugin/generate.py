@@ -61,6 +61,12 @@ TRAINING_JOB_EXTRAS: tuple[tuple[str, str, str], ...] = (
         "The queue when scheduler.queue names none (a platform's `defaultQueue` output); the Python API's "
         "`queue=` keyword. Default: none.",
     ),
+    (
+        "storage",
+        "NotRequired[pulumi.Input[list[dict[str, Any]]]]",
+        "The platform's declared volumes (a platform's `storage` output): a claim backed by a bucket gets what its "
+        "pods need to mount it (GKE's gcsfuse sidecar for gcs). Default: none (every claim mounted as a plain claim).",
+    ),
 )
 
 

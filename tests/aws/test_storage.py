@@ -1,4 +1,5 @@
-"""AwsStorage under Pulumi mocks: EFS and FSx for Lustre file systems that outlive the stack."""
+"""AwsStorage under Pulumi mocks: EFS and FSx for Lustre file systems and S3 buckets that outlive the stack, and the
+Mountpoint CSI driver with a role reaching only its buckets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from typing import Any
 import yaml
 
 import stacks
+from components.addons.storage import S3_CSI_ADDON
 from components.aws.filesystems import lustre_capacity_gib
+from components.aws.storage import bucket_grant, bucket_prefix
+from components.models import VolumeSpec
+from components.versions import MOUNTPOINT_S3_CSI_ADDON
 from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,6 +28,9 @@ VOLUMES = [
 def prod(**changes: Any) -> dict[str, Any]:
     config = yaml.safe_load(PROD.read_text())["config"]
     config["gpu-training:storage"] = {"volumes": VOLUMES}
+    # These volumes replace prod's: its jobs keep only their mounts of them (not the dataset's bucket).
+    for job in config["gpu-training:jobs"]:
+        job["volumes"] = [m for m in job.get("volumes", []) if m["claim"] in {v["name"] for v in VOLUMES}]
     config.update({f"gpu-training:{k}": v for k, v in changes.items()})
     return config
 
@@ -179,3 +187,112 @@ def test_removing_jobs_and_pools_leaves_storage_as_it_was(pulumi_mocks: Recordin
         for key, (_, protect, retain) in before.items()
         if key[0].endswith(("LustreFileSystem", "FileSystem")) or "PersistentVolume" in key[0]
     )
+
+
+# S3 buckets through the Mountpoint CSI driver.
+
+MADE = "train-prod-training-checkpoints-20260801000000000000000001"
+"""The name S3 gives the checkpoint bucket in the mocks: the prefix the stack asks for, and a unique suffix."""
+BUCKETS = [
+    {"name": "checkpoints", "backend": "s3", "prefix": "llama"},
+    {"name": "dataset", "backend": "s3", "bucket": "example-dataset", "accessMode": "ReadOnlyMany"},
+]
+
+
+def with_buckets(**changes: Any) -> dict[str, Any]:
+    config = yaml.safe_load(PROD.read_text())["config"]
+    config["gpu-training:storage"] = {"volumes": BUCKETS}
+    config.update({f"gpu-training:{k}": v for k, v in changes.items()})
+    return config
+
+
+def test_a_bucket_the_stack_makes_is_kept_private_and_its_volume_made_once_it_exists(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, with_buckets())
+    (bucket,) = pulumi_mocks.of_type("aws:s3/bucket:Bucket")
+    assert bucket.protect and bucket.retain_on_delete, "checkpoints outlive the stack"
+    assert (
+        bucket.inputs["bucketPrefix"] == "train-prod-training-checkpoints-" and bucket.inputs["forceDestroy"] is False
+    )
+    (block,) = pulumi_mocks.of_type("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+    assert all(block.inputs[k] for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls"))
+    volumes = {
+        r.inputs["metadata"]["name"]: r
+        for r in pulumi_mocks.registrations
+        if r.inputs.get("kind") == "PersistentVolume"
+    }
+    made, named = volumes["s3-training-checkpoints"], volumes["s3-training-dataset"]
+    assert "AwsStorage" in made.urn and "PlatformObjects" in named.urn, "a named bucket's volume renders offline"
+    for pv in (made, named):
+        assert pv.protect and pv.retain_on_delete
+    assert made.inputs["spec"]["csi"]["volumeAttributes"] == {"bucketName": MADE}
+    assert made.inputs["spec"]["mountOptions"] == ["allow-delete", "allow-overwrite", "prefix=llama/"]
+    assert named.inputs["spec"]["csi"]["volumeAttributes"]["bucketName"] == "example-dataset"
+
+
+def test_the_driver_is_the_pinned_eks_add_on_whose_role_reaches_only_its_buckets(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, with_buckets())
+    (addon,) = [a for a in pulumi_mocks.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == S3_CSI_ADDON]
+    assert addon.inputs["addonVersion"] == MOUNTPOINT_S3_CSI_ADDON
+    (association,) = addon.inputs["podIdentityAssociations"]
+    assert association["serviceAccount"] == "s3-csi-driver-sa"
+    system = pulumi_mocks.named("train-prod-system")
+    assert system.urn in addon.dependencies, "its pods start on the system nodes"
+    (role,) = [r for r in pulumi_mocks.of_type("aws:iam/role:Role") if r.name == "train-prod-storage-s3-csi"]
+    trust = json.loads(role.inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    (inline,) = [
+        p for p in pulumi_mocks.of_type("aws:iam/rolePolicy:RolePolicy") if p.name == "train-prod-storage-s3-csi"
+    ]
+    statements = json.loads(inline.inputs["policy"])["Statement"]
+    assert statements == [
+        {
+            "Sid": "List0",
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": f"arn:aws:s3:::{MADE}",
+            "Condition": {"StringLike": {"s3:prefix": ["llama/*"]}},
+        },
+        {
+            "Sid": "Objects0",
+            "Effect": "Allow",
+            "Action": ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:DeleteObject"],
+            "Resource": f"arn:aws:s3:::{MADE}/llama/*",
+        },
+        {"Sid": "List1", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::example-dataset"},
+        {
+            "Sid": "Objects1",
+            "Effect": "Allow",
+            "Action": ["s3:GetObject"],
+            "Resource": "arn:aws:s3:::example-dataset/*",
+        },
+    ], "the dataset is read-only: no writes, no deletes"
+
+
+def test_a_stack_without_buckets_makes_no_driver(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    deploy(pulumi_mocks, prod())
+    assert not pulumi_mocks.of_type("aws:s3/bucket:Bucket")
+    assert not [a for a in pulumi_mocks.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == S3_CSI_ADDON]
+
+
+def test_bucket_grants_follow_the_mount() -> None:
+    def grant(**fields: Any) -> tuple[bool, bool]:
+        found = bucket_grant(VolumeSpec.model_validate({"name": "v", "backend": "s3", **fields}), "b")
+        return found.write, found.delete
+
+    assert grant() == (True, True), "checkpoints: write and rotate"
+    assert grant(use="data") == (True, False), "a read-write dataset: new files, no deletes"
+    assert grant(accessMode="ReadOnlyMany") == (False, False)
+    assert grant(mountOptions=["read-only", "allow-delete"]) == (False, False)
+
+
+def test_a_bucket_prefix_fits_s3s_37_characters() -> None:
+    volume = VolumeSpec.model_validate({"name": "a.very.long.volume.name.for.checkpoints", "backend": "s3"})
+    prefix = bucket_prefix("a-cluster-with-a-long-name", volume)
+    assert len(prefix) <= 37 and prefix.endswith("-") and "." not in prefix

@@ -149,3 +149,28 @@ def test_an_indexed_jobs_ports_protocol_never_replaces_it(pulumi_mocks: Recordin
     containers = batch_job.inputs["spec"]["template"]["spec"]["containers"]
     assert {p["protocol"] for c in containers for p in c.get("ports", [])} == {"TCP"}
     assert "spec.template.spec.containers[*].ports[*].protocol" in batch_job.ignore_changes
+
+
+def test_a_job_given_the_platforms_storage_mounts_a_gcs_claim_with_the_gcsfuse_sidecar(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    # The platform's `storage` output, as a workloads stack reads it through a StackReference.
+    storage = pulumi.Output.from_input([{"name": "ckpt", "namespace": "training", "backend": "gcs"}])
+    spec = job(checkpoint={"claim": "ckpt", "size": "500G"})
+    run(lambda: TrainingJob("train", spec, pool=pool("tcpxo"), scheduler="kueue", queue="research", storage=storage))
+
+    (pytorchjob,) = [r for r in pulumi_mocks.registrations if r.type.endswith(":PyTorchJob")]
+    for replica in pytorchjob.inputs["spec"]["pytorchReplicaSpecs"].values():
+        assert replica["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+    without = trainingjob.objects(plan(spec, pool("tcpxo"), "kueue", "research"))[-1]
+    master = without["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["metadata"]
+    assert "gke-gcsfuse/volumes" not in master.get("annotations", {}), "without it, a plain claim"
+
+
+def test_a_bad_declared_volume_names_its_place_in_storage(pulumi_mocks: RecordingMonitor) -> None:
+    with pytest.raises(StackConfigError, match=r"storage\[0\]\.bucket: 'Bad_Name' is not a gcs bucket name"):
+        run(
+            lambda: TrainingJob(
+                "train", job(), pool=pool("tcpxo"), storage=[{"name": "d", "backend": "gcs", "bucket": "Bad_Name"}]
+            )
+        )

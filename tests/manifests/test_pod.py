@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from components import quantity
 from components.manifests.plan import JobPlan, plan
 from components.manifests.pod import launcher_template, tolerations, worker_template
-from components.models import Taint
+from components.models import Taint, VolumeSpec
 from tests.support.factories import job, planned, pool
 from tests.support.schemas import assert_valid
 
@@ -260,3 +260,39 @@ def test_scratch_is_an_empty_dir_on_the_node_requested_as_ephemeral_storage() ->
 def test_scratch_may_not_share_a_mount_path() -> None:
     with pytest.raises(ValueError, match="two volumes are mounted at /data"):
         job(scratch={"size": "1Ti", "mountPath": "/data"}, volumes=[{"claim": "c", "mountPath": "/data"}])
+
+
+GCS_DATA = VolumeSpec.model_validate({"name": "dataset", "backend": "gcs", "accessMode": "ReadOnlyMany"})
+GCS_CHECKPOINTS = VolumeSpec.model_validate({"name": "ckpt", "backend": "gcs"})
+
+
+def test_a_checkpoint_claim_is_mounted_and_named_to_the_training_script() -> None:
+    p = plan(job(checkpoint={"claim": "ckpt", "size": "1T"}, env={"OTHER": "1"}), pool())
+    template = worker(p)
+    assert {"name": "claim-ckpt", "mountPath": "/checkpoints"} in body(template)["volumeMounts"]
+    assert {"name": "claim-ckpt", "persistentVolumeClaim": {"claimName": "ckpt"}} in template["spec"]["volumes"]
+    env = {e["name"]: e["value"] for e in body(template)["env"]}
+    assert env["CHECKPOINT_DIR"] == "/checkpoints/train"
+    overridden = plan(job(checkpoint={"claim": "ckpt"}, env={"CHECKPOINT_DIR": "/checkpoints/mine"}), pool())
+    assert overridden.env["CHECKPOINT_DIR"] == "/checkpoints/mine", "the job's env has the last word"
+    assert_valid(as_pod(template))
+
+
+def test_a_pod_mounting_a_gcs_claim_gets_gkes_gcsfuse_sidecar() -> None:
+    spec = job(volumes=[{"claim": "dataset", "mountPath": "/data", "readOnly": True}], checkpoint={"claim": "ckpt"})
+    p = plan(spec, pool("tcpxo"), volumes=[GCS_DATA, GCS_CHECKPOINTS])
+    assert [v.name for v in p.volumes] == ["dataset", "ckpt"]
+    annotations = worker(p)["metadata"]["annotations"]
+    assert annotations["gke-gcsfuse/volumes"] == "true"
+    assert annotations["gke-gcsfuse/memory-limit"] == "0"
+    assert annotations["gke-gcsfuse/ephemeral-storage-request"] == "102400Mi", "the data volume's read cache"
+    assert_valid(as_pod(worker(p)))
+
+
+def test_only_the_jobs_own_claims_in_its_namespace_count() -> None:
+    elsewhere = VolumeSpec.model_validate({"name": "dataset", "namespace": "research", "backend": "gcs"})
+    p = plan(job(volumes=[{"claim": "dataset", "mountPath": "/data"}]), pool("tcpxo"), volumes=[elsewhere])
+    assert p.volumes == ()
+    assert "gke-gcsfuse/volumes" not in worker(p)["metadata"].get("annotations", {})
+    unmounted = plan(job(), pool("tcpxo"), volumes=[GCS_DATA])
+    assert "gke-gcsfuse/volumes" not in worker(unmounted)["metadata"].get("annotations", {})

@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from components.manifests.storage import persistent_volume, persistent_volume_claim, storage_class, storage_class_name
+from components.manifests.storage import (
+    bucket_volume,
+    persistent_volume,
+    persistent_volume_claim,
+    pod_annotations,
+    storage_class,
+    storage_class_name,
+)
 from components.models import VolumeSpec
 from components.models.cluster import GcpClusterSpec
 from tests.support.schemas import assert_valid
@@ -236,3 +243,97 @@ def test_validates(fields: dict[str, Any]) -> None:
     if cls is not None:
         objects.append(cls)
     assert_valid(*objects)
+
+
+# Bucket volumes: a PersistentVolume per bucket, its claim bound to it, mount options by use.
+
+S3_CHECKPOINTS = {"name": "checkpoints", "backend": "s3", "bucket": "example-checkpoints"}
+GCS_DATA = {"name": "dataset", "backend": "gcs", "bucket": "example-dataset", "accessMode": "ReadOnlyMany"}
+
+
+def test_an_s3_checkpoint_volume_is_a_static_mountpoint_volume_that_may_delete_and_overwrite() -> None:
+    v = volume(**S3_CHECKPOINTS)
+    pv = bucket_volume(v)
+    assert pv is not None
+    assert_valid(pv)
+    spec = pv["spec"]
+    assert spec["csi"] == {
+        "driver": "s3.csi.aws.com",
+        "volumeHandle": "s3-training-checkpoints",
+        "volumeAttributes": {"bucketName": "example-checkpoints"},
+    }
+    assert spec["mountOptions"] == ["allow-delete", "allow-overwrite"]
+    assert spec["persistentVolumeReclaimPolicy"] == "Retain" and spec["storageClassName"] == ""
+    assert spec["claimRef"] == {"namespace": "training", "name": "checkpoints"}, "reserved for its own claim"
+    assert spec["capacity"] == {"storage": "1Pi"}, "a bucket has no size; Kubernetes needs one"
+    claim = persistent_volume_claim(v)
+    assert_valid(claim)
+    assert claim["spec"]["volumeName"] == pv["metadata"]["name"] and claim["spec"]["storageClassName"] == ""
+    assert claim["spec"]["resources"]["requests"]["storage"] == spec["capacity"]["storage"]
+    assert storage_class(v) is None
+
+
+def test_an_s3_data_volume_caches_reads_on_the_node_and_keeps_its_metadata() -> None:
+    pv = bucket_volume(volume(name="dataset", backend="s3", bucket="example-dataset", accessMode="ReadOnlyMany"))
+    assert pv is not None
+    assert_valid(pv)
+    assert pv["spec"]["mountOptions"] == ["metadata-ttl=indefinite"], "the driver adds read-only for ReadOnlyMany"
+    assert pv["spec"]["csi"]["volumeAttributes"] == {
+        "bucketName": "example-dataset",
+        "cache": "emptyDir",
+        "cacheEmptyDirSizeLimit": "100Gi",
+    }
+    uncached = bucket_volume(volume(name="d", backend="s3", bucket="b-1", use="data", cacheSize="0"))
+    assert uncached is not None and "cache" not in uncached["spec"]["csi"]["volumeAttributes"]
+
+
+def test_a_prefix_mounts_one_folder_of_the_bucket() -> None:
+    s3 = bucket_volume(volume(**S3_CHECKPOINTS, prefix="llama/run-1"))
+    gcs = bucket_volume(volume(**GCS_DATA, prefix="shards/"))
+    assert s3 is not None and "prefix=llama/run-1/" in s3["spec"]["mountOptions"], "Mountpoint's prefix ends in /"
+    assert gcs is not None and "only-dir=shards" in gcs["spec"]["mountOptions"]
+
+
+def test_a_gcs_data_volume_reads_through_gcsfuses_file_cache_with_parallel_downloads() -> None:
+    pv = bucket_volume(volume(**GCS_DATA, cacheSize="200Gi"))
+    assert pv is not None
+    assert_valid(pv)
+    assert pv["spec"]["csi"] == {"driver": "gcsfuse.csi.storage.gke.io", "volumeHandle": "example-dataset"}
+    options = pv["spec"]["mountOptions"]
+    assert "file-cache:max-size-mb:204800" in options and "file-cache:enable-parallel-downloads:true" in options
+    assert {"implicit-dirs", "metadata-cache:ttl-secs:-1", "metadata-cache:negative-ttl-secs:0"} <= set(options)
+    assert not any(o.startswith("write:") for o in options)
+
+
+def test_a_gcs_checkpoint_volume_streams_its_writes_and_caches_no_reads() -> None:
+    pv = bucket_volume(volume(name="checkpoints", backend="gcs", bucket="example-checkpoints"))
+    assert pv is not None
+    options = pv["spec"]["mountOptions"]
+    assert "write:enable-streaming-writes:true" in options and "rename-dir-limit=200000" in options
+    assert not any(o.startswith("file-cache:") for o in options)
+
+
+def test_a_bucket_the_stack_makes_has_its_volume_made_once_the_bucket_exists() -> None:
+    made = volume(name="checkpoints", backend="gcs")
+    assert bucket_volume(made) is None
+    later = bucket_volume(made, "train-training-checkpoints-123")
+    assert later is not None and later["spec"]["csi"]["volumeHandle"] == "train-training-checkpoints-123"
+
+
+def test_a_bucket_volumes_own_mount_options_replace_the_defaults() -> None:
+    pv = bucket_volume(volume(**S3_CHECKPOINTS, mountOptions=["allow-delete"]))
+    assert pv is not None and pv["spec"]["mountOptions"] == ["allow-delete"]
+
+
+def test_pods_mounting_a_gcs_volume_get_the_gcsfuse_sidecar_with_room_for_its_caches() -> None:
+    data = volume(**GCS_DATA)
+    checkpoints = volume(name="checkpoints", backend="gcs")
+    assert pod_annotations([volume(**S3_CHECKPOINTS), volume(**NFS)]) == {}
+    assert pod_annotations([data, checkpoints]) == {
+        "gke-gcsfuse/volumes": "true",
+        "gke-gcsfuse/cpu-limit": "0",
+        "gke-gcsfuse/memory-limit": "0",
+        "gke-gcsfuse/ephemeral-storage-limit": "0",
+        "gke-gcsfuse/ephemeral-storage-request": "102400Mi",
+    }
+    assert "gke-gcsfuse/ephemeral-storage-request" not in pod_annotations([checkpoints])

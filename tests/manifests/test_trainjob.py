@@ -13,6 +13,7 @@ from components.manifests import trainingjob
 from components.manifests.gang import KUEUE_QUEUE_LABEL
 from components.manifests.plan import plan
 from components.manifests.trainjob import MANAGER, VOLCANO_QUEUE_ANNOTATION, trainjob
+from components.models import VolumeSpec
 from components.topology import KUEUE_GROUP, KUEUE_PREFERRED, KUEUE_REQUIRED
 from tests.support.factories import job, pool, with_topology, with_trainer
 from tests.support.schemas import assert_valid
@@ -224,3 +225,14 @@ def test_pulumi_deletes_a_trainjob_in_the_background() -> None:
     """Trainer makes a TrainJob's JobSet again while the TrainJob waits for it in a foreground delete."""
     obj = trainjob(train(command=["train.py"], nodes=2))
     assert obj["metadata"]["annotations"]["pulumi.com/deletionPropagationPolicy"] == "background"
+
+
+def test_a_trainjob_mounting_a_gcs_claim_patches_in_the_gcsfuse_sidecar_and_its_checkpoint() -> None:
+    bucket = VolumeSpec.model_validate({"name": "ckpt", "backend": "gcs"})
+    spec = job(launcher="trainjob", checkpoint={"claim": "ckpt", "size": "1T"})
+    obj = trainjob(plan(spec, with_trainer(pool("tcpxo")), "kueue", "research", volumes=[bucket]))
+    node = patched_pods(obj)["node"]
+    assert node["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+    assert {m["mountPath"] for m in node["spec"]["containers"][0]["volumeMounts"]} == {"/checkpoints"}
+    assert {"name": "CHECKPOINT_DIR", "value": "/checkpoints/train"} in obj["spec"]["trainer"]["env"]
+    assert_valid(obj)

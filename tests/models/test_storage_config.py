@@ -94,3 +94,77 @@ def test_mount_options_default_to_none_and_apply_where_a_class_or_volume_is_made
 def test_a_mount_option_is_one_word(option: str) -> None:
     (found,) = issues({**NFS, "mountOptions": ["hard", option]})
     assert found[0].startswith("storage.volumes[0].mountOptions")
+
+
+# Bucket volumes (s3, gcs).
+
+S3 = {"name": "checkpoints", "backend": "s3"}
+GCS = {"name": "dataset", "backend": "gcs", "accessMode": "ReadOnlyMany"}
+
+
+def test_a_bucket_volume_needs_no_size_and_its_use_follows_its_access_mode() -> None:
+    checkpoints = VolumeSpec.model_validate(S3)
+    data = VolumeSpec.model_validate(GCS)
+    assert checkpoints.size is None and checkpoints.claim_size == "1Pi"
+    assert (checkpoints.object_use, data.object_use) == ("checkpoints", "data")
+    assert (checkpoints.read_cache, data.read_cache) == (None, "100Gi")
+    assert VolumeSpec.model_validate({**S3, "use": "data"}).object_use == "data", "a read-write data volume"
+    assert VolumeSpec.model_validate({**GCS, "cacheSize": "0"}).read_cache is None
+    assert VolumeSpec.model_validate(NFS).object_use is None
+
+
+def test_every_other_backend_still_needs_its_size() -> None:
+    assert issues({"name": "c", "backend": "fsx-lustre"}) == [
+        ("storage.volumes[0].size", "the fsx-lustre backend needs `size`")
+    ]
+
+
+@pytest.mark.parametrize("key", ["bucket", "prefix", "use", "cacheSize"])
+def test_bucket_keys_apply_to_bucket_backends_only(key: str) -> None:
+    value = {"bucket": "my-bucket", "prefix": "runs/", "use": "data", "cacheSize": "10Gi"}[key]
+    assert issues({**NFS, key: value}) == [
+        (f"storage.volumes[0].{key}", f"`{key}` applies to the s3 / gcs backend, not nfs")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("backend", "name"), [("s3", "My_Bucket"), ("s3", "ab"), ("gcs", "-bucket"), ("s3", "under_score")]
+)
+def test_a_bucket_name_the_cloud_refuses_is_an_error(backend: str, name: str) -> None:
+    assert issues({"name": "v", "backend": backend, "bucket": name}) == [
+        (
+            "storage.volumes[0].bucket",
+            f"'{name}' is not a {backend} bucket name: 3-63 lower-case letters, digits, dots and hyphens, starting "
+            "and ending with a letter or digit",
+        )
+    ]
+    assert VolumeSpec.model_validate({"name": "v", "backend": "gcs", "bucket": "under_score"}).bucket
+
+
+@pytest.mark.parametrize("prefix", ["/runs", "runs/../secrets", "a//b"])
+def test_a_prefix_is_a_relative_folder(prefix: str) -> None:
+    assert issues({**S3, "prefix": prefix}) == [
+        ("storage.volumes[0].prefix", f"'{prefix}' is not a folder of the bucket: write it relative, as llama-70b/")
+    ]
+
+
+def test_checkpoints_cannot_go_on_a_read_only_bucket_volume_nor_cache_reads() -> None:
+    assert issues({**GCS, "use": "checkpoints"}) == [
+        (
+            "storage.volumes[0].use",
+            "checkpoints are written: a ReadOnlyMany volume cannot hold them (accessMode: ReadWriteMany)",
+        )
+    ]
+    assert issues({**S3, "cacheSize": "10Gi"}) == [
+        (
+            "storage.volumes[0].cacheSize",
+            "the read cache is for data volumes (use: data); checkpoints are written, not re-read",
+        )
+    ]
+
+
+def test_mountpoint_serves_no_read_write_once_volume() -> None:
+    assert issues({**S3, "accessMode": "ReadWriteOnce"}) == [
+        ("storage.volumes[0].accessMode", "Mountpoint serves ReadWriteMany and ReadOnlyMany volumes, not ReadWriteOnce")
+    ]
+    assert VolumeSpec.model_validate({**GCS, "accessMode": "ReadWriteOnce"}).object_use == "checkpoints"

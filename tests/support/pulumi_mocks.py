@@ -38,8 +38,9 @@ class Registration:
     """The aliases sent (alias_pb2.Alias: a URN, or a spec the engine resolves)."""
 
 
-# What the clouds would return for the outputs our components read (camelCase, as the engine has them).
-CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
+# What the clouds would return for the outputs our components read (camelCase, as the engine has them); a
+# function makes them from the resource's inputs.
+CLOUD_OUTPUTS: dict[str, Any] = {
     "aws:eks/cluster:Cluster": {
         "endpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com",
         "certificateAuthority": {"data": "Q0VSVA=="},
@@ -59,6 +60,8 @@ CLOUD_OUTPUTS: dict[str, dict[str, Any]] = {
         "dnsName": "fs-mock.fsx.us-east-1.amazonaws.com",
         "mountName": "mockmnt",
     },
+    # S3 names a bucket made from a prefix with the prefix and a unique suffix.
+    "aws:s3/bucket:Bucket": lambda inputs: {"bucket": f"{inputs.get('bucketPrefix', '')}20260801000000000000000001"},
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},
@@ -74,6 +77,7 @@ CLOUD_CALLS: dict[str, dict[str, Any]] = {
         "name": "adopted",
     },
     "aws:ec2/getSubnet:getSubnet": {"availabilityZone": "us-east-1a", "vpcId": "vpc-existing"},
+    "gcp:organizations/getProject:getProject": {"number": "123456789012", "projectId": "example-ml-project"},
     # us-east-1 as one account sees it: names map to ids per account, and use1-az3 takes no EKS subnets.
     "aws:index/getAvailabilityZones:getAvailabilityZones": {
         "names": ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"],
@@ -108,7 +112,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.typ == "pulumi:pulumi:StackReference":
             stack = args.inputs["name"]
             return stack, {"name": stack, "outputs": self.stack_outputs[stack]}
-        return f"{args.name}-id", _merge(CLOUD_OUTPUTS.get(args.typ, {}), args.inputs)
+        outputs = CLOUD_OUTPUTS.get(args.typ, {})
+        return f"{args.name}-id", _merge(outputs(args.inputs) if callable(outputs) else outputs, args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         self.calls.append(args)

@@ -16,6 +16,7 @@ from components.manifests import fabriccheck, platform, trainingjob
 from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
+from components.observability import objects as monitoring
 from components.pool import Pool
 from components.validation import Stack
 from components.yamlio import dump
@@ -107,6 +108,7 @@ class Rendered:
             lines.append("made at deploy time, once the file systems exist: " + ", ".join(later))
         if keys:
             lines.append("made at deploy time, each fabric check's ssh key pair: " + ", ".join(keys))
+        lines += monitoring.summary(self.stack)
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         elsewhere = "" if self.stack.config.addons.install else " to install elsewhere (addons.install: false)"
         lines.append(f"add-ons{elsewhere}: " + (", ".join(installs) or "none"))

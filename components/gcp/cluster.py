@@ -3,6 +3,8 @@ pools' extra NICs, and a Kubernetes provider."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, projects
@@ -48,8 +50,11 @@ class GkeCluster(pulumi.ComponentResource):
         spec: GcpClusterSpec,
         pools: list[tuple[NodePoolSpec, Pool]],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        monitoring: dict[str, Any] | None = None,
     ) -> None:
-        """The cluster named in `spec`, and a node pool for each (spec, resolved pool) pair."""
+        """The cluster named in `spec`, and a node pool for each (spec, resolved pool) pair; `monitoring` is its
+        monitoring config (GKE's managed DCGM, components/observability/gke.py), None for GKE's default."""
         super().__init__(TOKEN, name, {}, opts)
         location = spec.zone or spec.region
         gpu_pools = gpunetworks.gpudirect_pools(pool for _, pool in pools)
@@ -75,6 +80,7 @@ class GkeCluster(pulumi.ComponentResource):
             ip_allocation_policy={},
             workload_identity_config={"workload_pool": f"{spec.project}.svc.id.goog"},
             addons_config={"gcp_filestore_csi_driver_config": {"enabled": True}},
+            monitoring_config=monitoring,
             # The cluster holds no data that outlives it (checkpoints live on retained volumes), and the
             # provider's default (true) makes every `pulumi destroy` or replacement fail until it is flipped.
             deletion_protection=False,

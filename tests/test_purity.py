@@ -17,6 +17,8 @@ PURE = [
     "components.manifests.platform",
     "components.manifests.trainingjob",
     "components.render",
+    "components.observability.objects",
+    "components.observability.gke",
     "components.cli",
     "components.aws.network",
     "components.aws.nodegroup",

@@ -1,23 +1,37 @@
-"""Stand-in namespaces: the namespaces a stack's objects go to that an add-on's install creates, not the stack (Helm
-creates its release's namespace), made for a simulated cluster, which installs no add-on."""
+"""Stand-in namespaces: those a stack's objects go to that the stack does not create, because an add-on's install
+does (Helm creates its release's namespace: kube-prometheus-stack's `monitoring`) or the cluster already has them (a
+Prometheus Operator of yours, in its namespace). A simulated cluster installs no add-on and has nothing of yours."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from components.observability import pack as packs
+from components.render import Rendered
+
 BUILT_IN = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces every cluster has."""
 
 
-def stand_ins(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A Namespace for each namespace of `objects` that no Namespace among them declares (nor every cluster has)."""
-    declared = BUILT_IN | {o["metadata"]["name"] for o in objects if o.get("kind") == "Namespace"}
-    used = sorted({o["metadata"]["namespace"] for o in objects if o.get("metadata", {}).get("namespace")} - declared)
+def provided(rendered: Rendered) -> set[str]:
+    """The namespaces the stack relies on others for: its add-ons' and its monitoring's."""
+    pack = packs.resolve(rendered.stack.config)
+    names = {r.namespace for r in rendered.addons.releases}
+    if pack.operator:
+        names |= {pack.namespace, pack.dashboards_namespace}
+    return names - BUILT_IN
+
+
+def stand_ins(rendered: Rendered) -> list[dict[str, Any]]:
+    """A Namespace for each namespace the stack's objects use and others provide (none the stack creates: a stack
+    that forgot one of its own still fails in simulate)."""
+    declared = {o["metadata"]["name"] for o in rendered.objects if o["kind"] == "Namespace"}
+    used = {o["metadata"]["namespace"] for o in rendered.objects if o["metadata"].get("namespace")}
     return [
         {
             "apiVersion": "v1",
             "kind": "Namespace",
             "metadata": {"name": name, "labels": {"gpu-training/simulated": "true"}},
         }
-        for name in used
+        for name in sorted((used & provided(rendered)) - declared)
     ]

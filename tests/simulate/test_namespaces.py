@@ -1,5 +1,4 @@
-"""Stand-in namespaces: what the add-ons' installs would create for the stack's objects, and nothing the stack or
-every cluster has."""
+"""Stand-in namespaces: those the stack's add-ons and monitoring provide, and never one the stack makes itself."""
 
 from __future__ import annotations
 
@@ -8,20 +7,27 @@ from pathlib import Path
 from components.render import render
 from components.simulate import namespaces
 from components.validation import resolve_file
+from tests.addons.stacks import stack_file
 from tests.support.schemas import assert_valid
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_pack_s_namespace_gets_a_stand_in_and_the_stack_s_own_do_not() -> None:
-    objects = list(render(resolve_file(REPO / "Pulumi.prod.yaml")).objects)
-    found = namespaces.stand_ins(objects)
-    assert [n["metadata"]["name"] for n in found] == ["monitoring"]
+    rendered = render(resolve_file(REPO / "Pulumi.prod.yaml"))
+    found = namespaces.stand_ins(rendered)
+    assert [n["metadata"]["name"] for n in found] == ["monitoring"], "kube-prometheus-stack's"
     assert_valid(*found)
-    declared = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
-    assert not declared & {n["metadata"]["name"] for n in found}
+    declared = {o["metadata"]["name"] for o in rendered.objects if o["kind"] == "Namespace"}
+    assert declared and not declared & {n["metadata"]["name"] for n in found}
 
 
-def test_built_in_namespaces_are_left_alone() -> None:
-    objects = [{"kind": "DaemonSet", "metadata": {"name": "x", "namespace": "kube-system"}}]
-    assert namespaces.stand_ins(objects) == []
+def test_your_prometheus_s_namespace_is_provided_too() -> None:
+    found = namespaces.stand_ins(render(resolve_file(REPO / "Pulumi.dev.yaml")))
+    assert [n["metadata"]["name"] for n in found] == ["monitoring"]
+
+
+def test_a_namespace_nothing_provides_gets_none() -> None:
+    rendered = render(stack_file("dev", monitoring={}))
+    assert namespaces.stand_ins(rendered) == []
+    assert "kube-system" not in namespaces.provided(render(resolve_file(REPO / "Pulumi.prod.yaml")))

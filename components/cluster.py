@@ -11,6 +11,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import repair
+from components.observability import gke
+from components.observability import pack as packs
 from components.validation import Stack
 
 
@@ -40,7 +42,10 @@ def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 
-        return GkeCluster(spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes))
+        monitoring = gke.monitoring_config(packs.resolve(stack.config), spec.kubernetes_version)
+        return GkeCluster(
+            spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes), monitoring=monitoring
+        )
     from components.existing import ExistingCluster
 
     return ExistingCluster(spec.name, spec, pools, opts)

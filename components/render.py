@@ -19,6 +19,7 @@ from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
 from components.models.storage import OBJECT_STORES
+from components.observability import objects as monitoring
 from components.pool import Pool
 from components.throughput import CheckpointEstimate, estimate
 from components.validation import Stack
@@ -120,6 +121,7 @@ class Rendered:
             lines.append("made at deploy time, once the file systems and buckets exist: " + ", ".join(later))
         if keys:
             lines.append("made at deploy time, each fabric check's ssh key pair: " + ", ".join(keys))
+        lines += monitoring.summary(self.stack)
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         elsewhere = "" if self.stack.config.addons.install else " to install elsewhere (addons.install: false)"
         lines.append(f"add-ons{elsewhere}: " + (", ".join(installs) or "none"))

@@ -20,6 +20,7 @@ from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes, runtime_names
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
 from components.nodecheck import NodeCheck
+from components.observability import pack as observability
 from components.pool import POOL_LABEL, Pool, resolve_pools, version_numbers
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
@@ -81,6 +82,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _gke_gpu_operator(config)
     issues += _gpu_operator_settings(config, pools)
     issues += repair.issues(config)
+    issues += observability.issues(config)
     issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
     issues += _storage_providers(config)

@@ -123,6 +123,17 @@ DRA_DRIVER = Chart(
 Cluster Runtime pins; its Go module sigs.k8s.io/dra-driver-nvidia-gpu v0.5.0 is what `simulate` builds the
 ComputeDomain controller from. ComputeDomains are "fully supported"; GPU allocation through DRA is still a
 Technology Preview, so the stack turns it off and GPUs stay with the device plugin."""
+KUBE_PROMETHEUS_STACK = Chart(
+    "kube-prometheus-stack",
+    "88.5.3",
+    "https://prometheus-community.github.io/helm-charts",
+    "prometheus-community/helm-charts charts/kube-prometheus-stack",
+)
+"""The observability pack's Prometheus when the stack installs one (monitoring.install): Prometheus Operator v0.93.1
+(the chart's appVersion), Prometheus v3.14.0, Grafana (subchart 12.11.1), kube-state-metrics (subchart 8.4.0);
+tag kube-prometheus-stack-88.5.3 (ea930baee, 2026-08-21). AICR pins 84.4.0 and AIoEKS 82.16.0."""
+PROMETHEUS_OPERATOR_VERSION = "v0.93.1"
+"""The Prometheus Operator that chart runs: its Go module's CRDs are what the pack's objects are validated against."""
 EKS_NODE_MONITORING_AGENT = "v1.7.0-eksbuild.1"
 """The EKS add-on `eks-node-monitoring-agent` (aws/eks-node-monitoring-agent v1.7.0, 2026-08-04: the chart's
 nodeAgent.image.tag). Its CI runs the e2e suite on the newest EKS Kubernetes version; the add-on's own
@@ -215,6 +226,7 @@ CHARTS = {
     "cluster-autoscaler": CLUSTER_AUTOSCALER,
     "nvsentinel": NVSENTINEL,
     "dra-driver-nvidia-gpu": DRA_DRIVER,
+    "kube-prometheus-stack": KUBE_PROMETHEUS_STACK,
 }
 """Every chart, by the name its values are checked under."""
 

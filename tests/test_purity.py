@@ -19,6 +19,8 @@ PURE = [
     "components.render",
     "components.throughput",
     "components.manifests.storage",
+    "components.observability.objects",
+    "components.observability.gke",
     "components.cli",
     "components.aws.network",
     "components.aws.nodegroup",

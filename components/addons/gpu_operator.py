@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from components import repair
+from components.addons import monitoring
 from components.addons.install import HelmRelease
 from components.manifests.pod import tolerations
+from components.observability import dcgm
+from components.observability import pack as observability
 from components.pool import taints_of
 from components.validation import Stack
 from components.versions import GPU_OPERATOR
@@ -48,6 +51,7 @@ def needs_mofed_container(stack: Stack) -> bool:
 def release(stack: Stack) -> HelmRelease:
     """The GPU Operator release: tolerating every GPU pool's taints, NFD on (the only NFD)."""
     provider = stack.config.cluster.provider
+    pack = observability.resolve(stack.config)
     values: dict[str, Any] = {
         "driver": {
             "enabled": driver(stack),
@@ -57,7 +61,12 @@ def release(stack: Stack) -> HelmRelease:
         # The EKS accelerated AMI ships the NVIDIA container toolkit with the driver.
         "toolkit": {"enabled": provider != "aws"},
         "nfd": {"enabled": True},
-        "dcgmExporter": {"serviceMonitor": {"enabled": stack.config.monitoring.prometheus}},
+        # With a Prometheus Operator, the exporter reports the fields the pack's alerts and dashboards read.
+        "dcgmExporter": (
+            dcgm.exporter_values(service_monitor=True, labels=pack.labels)
+            if pack.scrapes
+            else {"serviceMonitor": {"enabled": False}}
+        ),
         "daemonsets": {"tolerations": tolerations(taints_of(list(stack.pools.values()), startup=True))},
     }
     if repair.nvsentinel(stack.config):
@@ -71,4 +80,6 @@ def release(stack: Stack) -> HelmRelease:
         values["toolkit"]["installDir"] = GKE_DRIVER_DIR
         values["hostPaths"] = {"driverInstallDir": GKE_DRIVER_DIR}
         values["cdi"] = {"enabled": True}
-    return HelmRelease(NAME, GPU_OPERATOR, NAMESPACE, values)
+    # Its operator makes the exporter's ServiceMonitor only if that CRD exists when it reconciles.
+    needs = (monitoring.NAME,) if pack.install else ()
+    return HelmRelease(NAME, GPU_OPERATOR, NAMESPACE, values, needs=needs)

@@ -11,6 +11,7 @@ from components.addons import (
     gpu_operator,
     gpudirect,
     karpenter,
+    monitoring,
     network,
     nvsentinel,
     operators,
@@ -20,6 +21,8 @@ from components.addons import (
 )
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
+from components.observability import objects as observability
+from components.observability import pack as packs
 from components.validation import Stack
 
 # The install whose CRDs (or webhooks) an API group's objects need.
@@ -36,6 +39,7 @@ _GROUP_OWNERS = {
     "resource.nvidia.com": dra_driver.NAME,
     "karpenter.sh": karpenter.NAME,
     "karpenter.k8s.aws": karpenter.NAME,
+    "monitoring.coreos.com": monitoring.NAME,
 }
 _KIND_OWNERS = {
     ("kubeflow.org/v1", "PyTorchJob"): operators.TRAINING_NAME,
@@ -53,6 +57,8 @@ class AddonPlan:
     objects: tuple[dict[str, Any], ...]
     patches: dict[str, Patch] = field(default_factory=dict)
     """Per remote install, the function applied to each upstream object (None drops it)."""
+    namespaces: dict[str, str] = field(default_factory=dict)
+    """Namespaces an install creates that objects of the plan go to, and that install (kube-prometheus-stack's)."""
 
     @property
     def names(self) -> set[str]:
@@ -60,15 +66,22 @@ class AddonPlan:
         return {r.name for r in self.releases} | {r.name for r in self.remotes}
 
     def owner(self, obj: dict[str, Any]) -> str | None:
-        """The install an object must wait for (its CRD or webhook), if this stack installs it."""
+        """The install an object must wait for (its CRD or webhook), if this stack installs it; else the release that
+        makes the object's namespace (the dashboards' ConfigMaps in kube-prometheus-stack's)."""
         group = obj["apiVersion"].rpartition("/")[0]
         name = _KIND_OWNERS.get((obj["apiVersion"], obj["kind"])) or _GROUP_OWNERS.get(group)
+        if name in self.names:
+            return name
+        name = self.namespaces.get(obj.get("metadata", {}).get("namespace", ""))
         return name if name in self.names else None
 
 
 def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
     """What the stack installs: the GPU Operator, networking, operators, scheduler, Trainer and CSI drivers."""
+    pack = packs.resolve(stack.config)
     releases = [
+        # First: the GPU Operator and Kueue make ServiceMonitors, whose kind it brings.
+        monitoring.release(stack, pack),
         karpenter.release(stack),
         autoscaler.release(stack),
         gpu_operator.release(stack) if gpu_operator.enabled(stack) else None,
@@ -100,6 +113,7 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         objects.append(policy)
     objects += network.sriov_policies(stack)
     objects += scheduler.priority_classes(stack)
+    objects += observability.objects(stack)
     patches: dict[str, Patch] = {
         network.MULTUS_NAME: network.pin_multus_image,
         network.WHEREABOUTS_NAME: network.pin_whereabouts_image,
@@ -111,4 +125,5 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         remotes=tuple(r for r in remotes if r is not None),
         objects=tuple(objects),
         patches=patches,
+        namespaces={pack.namespace: monitoring.NAME} if pack.install else {},
     )

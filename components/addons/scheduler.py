@@ -6,12 +6,13 @@ from typing import Any
 
 import yaml
 
-from components.addons import autoscaler
+from components.addons import autoscaler, monitoring
 from components.addons.install import HelmRelease
 from components.fabric import profile
 from components.fabriccheck import home_namespace
 from components.manifests.meta import metadata
 from components.manifests.queues import device_class_mappings
+from components.observability import pack as observability
 from components.pool import Pool
 from components.topology import Topology
 from components.validation import Stack
@@ -19,6 +20,8 @@ from components.versions import KUEUE, VOLCANO
 
 VOLCANO_NAME = "volcano"
 KUEUE_NAME = "kueue"
+VOLCANO_NAMESPACE = "volcano-system"
+KUEUE_NAMESPACE = "kueue-system"
 
 # Volcano's scheduler configuration. The chart's default (volcano-sh/volcano v1.15.1,
 # installer/helm/chart/volcano/config/volcano-scheduler.conf) runs "enqueue, allocate, backfill": no
@@ -72,7 +75,9 @@ _KUEUE_CONFIG: dict[str, Any] = {
     "apiVersion": "config.kueue.x-k8s.io/v1beta2",
     "kind": "Configuration",
     "health": {"healthProbeBindAddress": ":8081"},
-    "metrics": {"bindAddress": ":8443"},
+    # enableClusterQueueResources (ours; off in the chart) reports each ClusterQueue's usage and quota per flavor
+    # (kueue_cluster_queue_resource_usage, _nominal_quota), which the queue dashboard draws.
+    "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
     "webhook": {"port": 9443},
     "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
     "controller": {
@@ -153,7 +158,7 @@ def volcano(stack: Stack) -> HelmRelease | None:
     if topologies:
         custom["controller_config_override"] = volcano_discovery_config(topologies)
     values: dict[str, Any] = {"basic": {"image_pull_policy": "IfNotPresent"}, "custom": custom}
-    return HelmRelease(VOLCANO_NAME, VOLCANO, "volcano-system", values)
+    return HelmRelease(VOLCANO_NAME, VOLCANO, VOLCANO_NAMESPACE, values)
 
 
 def volcano_scheduler_config(topology: bool = False, *, dra: bool = False) -> str:
@@ -197,15 +202,19 @@ def kueue(stack: Stack) -> HelmRelease | None:
     ProvisioningRequest CRD when the stack installs it."""
     if stack.scheduler != "kueue":
         return None
+    values: dict[str, Any] = {
+        "managerConfig": {"controllerManagerConfigYaml": kueue_config(list(stack.pools.values()))}
+    }
+    pack = observability.resolve(stack.config)
+    if pack.scrapes:
+        # The chart's ServiceMonitor for Kueue's metrics (charts/kueue templates/prometheus/monitor.yaml): its
+        # kind must exist when Helm installs it, so Kueue waits for a kube-prometheus-stack the stack installs.
+        values["enablePrometheus"] = True
     # Kueue sets its ProvisioningRequest admission check up only if the CRD is served when it starts.
     needs = (autoscaler.CRD_NAME,) if autoscaler.requests_served(stack) else ()
-    return HelmRelease(
-        KUEUE_NAME,
-        KUEUE,
-        "kueue-system",
-        {"managerConfig": {"controllerManagerConfigYaml": kueue_config(list(stack.pools.values()))}},
-        needs=needs,
-    )
+    if pack.install:
+        needs += (monitoring.NAME,)
+    return HelmRelease(KUEUE_NAME, KUEUE, KUEUE_NAMESPACE, values, needs=needs)
 
 
 def kueue_config(pools: list[Pool] | None = None) -> str:

@@ -62,9 +62,11 @@ class GkeCluster(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         volumes: list[VolumeSpec] | None = None,
+        monitoring: dict[str, Any] | None = None,
     ) -> None:
         """The cluster named in `spec`, a node pool for each (spec, resolved pool) pair, and the buckets of the gcs
-        `volumes`."""
+        `volumes`; `monitoring` is its monitoring config (GKE's managed DCGM, components/observability/gke.py), None
+        for GKE's default."""
         super().__init__(TOKEN, name, {}, opts)
         volumes = list(volumes or [])
         location = spec.zone or spec.region
@@ -91,6 +93,7 @@ class GkeCluster(pulumi.ComponentResource):
             ip_allocation_policy={},
             workload_identity_config={"workload_pool": f"{spec.project}.svc.id.goog"},
             addons_config=addons_config(volumes),
+            monitoring_config=monitoring,
             # The cluster holds no data that outlives it (checkpoints live on retained volumes), and the
             # provider's default (true) makes every `pulumi destroy` or replacement fail until it is flipped.
             deletion_protection=False,

@@ -58,11 +58,51 @@ class AddonsSpec(Spec):
     """Install them: false when the platform team installs them another way (Argo CD, Flux). Default: true."""
 
 
+class GrafanaSpec(Spec):
+    """How Grafana finds the pack's dashboards: its dashboard sidecar loads ConfigMaps that carry a label."""
+
+    label: str = Field(default="grafana_dashboard", min_length=1, max_length=63)
+    """The label key the sidecar looks for (kube-prometheus-stack's `grafana.sidecar.dashboards.label`).
+    Default: grafana_dashboard."""
+    label_value: str = Field(default="1", max_length=63)
+    """Its value (`grafana.sidecar.dashboards.labelValue`). Default: "1"."""
+    namespace: DnsLabel | None = None
+    """Where the dashboards' ConfigMaps go: a namespace the sidecar searches, which must exist. Default:
+    `monitoring.namespace`."""
+
+
 class MonitoringSpec(Spec):
-    """What the cluster monitors with."""
+    """What the cluster monitors with, and the observability pack: GPU, queue and job dashboards, and the alerts
+    for GPU faults that must page."""
 
     prometheus: bool = False
-    """The Prometheus Operator runs on the cluster: add ServiceMonitors (DCGM exporter). Default: false."""
+    """A Prometheus Operator of yours runs on the cluster: add the ServiceMonitors (DCGM exporter, Kueue,
+    Volcano), and the pack's alerts and dashboards for it. Default: false."""
+    install: bool = False
+    """Install kube-prometheus-stack (Prometheus Operator, Prometheus, Alertmanager, Grafana, kube-state-metrics)
+    in `namespace`, set up for the pack. Default: false."""
+    namespace: DnsLabel = "monitoring"
+    """The namespace kube-prometheus-stack is installed in, and the dashboards' ConfigMaps go to. Default:
+    monitoring."""
+    dashboards: bool | None = None
+    """Grafana dashboards as ConfigMaps: GPUs (DCGM), queues (Kueue or Volcano) and training jobs. Default: on
+    with a Prometheus Operator (`install` or `prometheus`)."""
+    alerts: bool | None = None
+    """PrometheusRules for the GPU faults that must page (XIDs, ECC, row remaps, NVLink, a GPU off the bus,
+    thermal throttling) and idle GPUs in running training jobs. Default: on with a Prometheus Operator where the
+    GPU Operator's DCGM exporter runs (not on GKE's managed DCGM, which does not export those fields)."""
+    idle_gpu_minutes: int = Field(default=30, ge=5, le=1440)
+    """How long a running training job's GPU may sit idle (under 1% utilization) before its alert fires.
+    Default: 30."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Labels on every ServiceMonitor and PrometheusRule of the pack, for a Prometheus that selects them by label
+    (e.g. `release: prometheus`). Default: none (the kube-prometheus-stack `install` brings selects them all)."""
+    grafana: GrafanaSpec = Field(default_factory=GrafanaSpec)
+    """How Grafana finds the dashboards. Default: kube-prometheus-stack's sidecar label `grafana_dashboard: "1"`."""
+    managed_dcgm: bool | None = None
+    """GKE: GKE's managed DCGM metrics, collected by Managed Service for Prometheus into Cloud Monitoring (the
+    cluster's monitoring config). It needs GKE-managed GPU drivers, so not with the GPU Operator. Default: on for
+    GKE clusters whose GPU nodes use GKE's drivers, off elsewhere."""
 
 
 class PriorityClassSpec(Spec):

@@ -128,6 +128,17 @@ SOURCES: tuple[CrdSource, ...] = (
         (f"{_KARPENTER}karpenter.k8s.aws_ec2nodeclasses.yaml",),
     ),
     CrdSource(
+        "kube-prometheus-stack",
+        "github.com/prometheus-operator/prometheus-operator",
+        versions.PROMETHEUS_OPERATOR_VERSION,
+        # The kinds the observability pack, the GPU Operator and Kueue make; the chart's crds subchart installs
+        # these files of the operator's release.
+        tuple(
+            f"example/prometheus-operator-crd/monitoring.coreos.com_{kind}.yaml"
+            for kind in ("servicemonitors", "podmonitors", "prometheusrules")
+        ),
+    ),
+    CrdSource(
         "sriov-network-operator",
         "github.com/k8snetworkplumbingwg/sriov-network-operator",
         _v(versions.SRIOV_NETWORK_OPERATOR.version),

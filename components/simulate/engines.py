@@ -51,6 +51,8 @@ class Engine:
     generated: tuple[str, ...] = ()
     """Binaries whose main package embeds files its release build generates (`go run generate.go`, given the
     version as $VERSION), which the module zip leaves out: built from a copy of the package, generated first."""
+    tags: tuple[str, ...] = ()
+    """Go build tags: what the upstream build lets a smaller binary leave out (promtool's service discovery)."""
 
     @property
     def module_dir(self) -> Path:
@@ -73,6 +75,16 @@ KUBECTL = Engine("kubectl", {"kubectl": "k8s.io/kubernetes/cmd/kubectl"}, stamp=
 """kubectl, at the control plane's release: what the node check's verdict updates nodes with, run by its test."""
 KWOK = Engine("kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"})
 """kwok: nodes without kubelets, and pods that run on them."""
+PROMTOOL = Engine(
+    "promtool",
+    {"promtool": "github.com/prometheus/prometheus/cmd/promtool"},
+    # Prometheus's plugins/plugin_*.go are built unless `remove_all_sd` (each `//go:build !remove_all_sd ||
+    # enable_<name>_sd`): without them promtool leaves out the cloud SDKs of every service discovery but the
+    # file and Kubernetes ones it imports itself, which `check rules` and `test rules` never use.
+    tags=("remove_all_sd",),
+)
+"""promtool at the Prometheus release kube-prometheus-stack runs (v3.14.0, Go module v0.314.0): lints the
+observability pack's rules and runs their unit tests."""
 
 
 def cache_dir() -> Path:
@@ -114,7 +126,7 @@ def key(engine: Engine) -> str:
         digest.update((engine.module_dir / name).read_bytes())
     for source in sorted(engine.module_dir.glob("*.go")):  # none in a module that only pins tools: same keys
         digest.update(source.name.encode() + source.read_bytes())
-    if flags := _ldflags(engine):
+    if flags := _build_flags(engine):
         digest.update(" ".join(flags).encode())
     return digest.hexdigest()[:12]
 
@@ -133,6 +145,11 @@ def _ldflags(engine: Engine) -> list[str]:
     """The linker flags that stamp `engine.stamp`'s pinned version into its binaries (none without a stamp)."""
     stamps = _stamps(engine)
     return ["-ldflags", " ".join(f"-X {var}={value}" for var, value in stamps.items())] if stamps else []
+
+
+def _build_flags(engine: Engine) -> list[str]:
+    """`go build`'s flags for `engine`: its version stamp and its build tags."""
+    return [*_ldflags(engine), *(["-tags", ",".join(engine.tags)] if engine.tags else [])]
 
 
 def install_dir(engine: Engine) -> Path:
@@ -159,7 +176,9 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
                 if binary in engine.generated:
                     _build_generated(engine, package, staging / binary)
                 else:
-                    _run([go(), "build", *_ldflags(engine), "-o", str(staging / binary), package], engine.module_dir)
+                    _run(
+                        [go(), "build", *_build_flags(engine), "-o", str(staging / binary), package], engine.module_dir
+                    )
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)  # all or nothing: a half-built folder is never taken for a cache hit
         finally:
@@ -193,7 +212,7 @@ def _build_generated(engine: Engine, package: str, output: Path) -> None:
         )
         if done.returncode != 0:
             raise BuildError(f"`go run generate.go` for {package} failed:\n{done.stderr.strip()[-2000:]}")
-        _run([go(), "build", *_ldflags(engine), "-o", str(output), "./main"], root)
+        _run([go(), "build", *_build_flags(engine), "-o", str(output), "./main"], root)
 
 
 def _required(engine: Engine) -> dict[str, str]:

@@ -16,11 +16,13 @@ ALL: tuple[engines.Engine, ...] = (
     engines.KUBERNETES,
     engines.KWOK,
     engines.KUBECTL,
+    engines.PROMTOOL,
     *(controller.ENGINE for controller in CONTROLLERS),
     *pulumicli.ENGINES,
     pulumicli.CODEGEN,
 )
-"""Every engine the tiers build: the control plane, kwok, kubectl, each controller, and the Pulumi engines."""
+"""Every engine the tiers build: the control plane, kwok, kubectl, promtool, each controller, and the Pulumi
+engines."""
 
 
 def main() -> int:

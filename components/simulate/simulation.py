@@ -30,6 +30,7 @@ from components.simulate import (
     kueue,
     kwok,
     mpi_operator,
+    namespaces,
     nodes,
     trainer,
     training_operator,
@@ -219,13 +220,15 @@ def running(
             # The add-ons installed elsewhere serve their CRDs (stand-ins where no module has them) and
             # provision the stack's claims (the storage driver).
             apply.install_crds(client, crds.stand_ins(list(rendered.objects)))
-            apply.apply_all(client, volumes.stand_ins(list(rendered.objects)))
+            stand_ins = [*namespaces.stand_ins(rendered), *volumes.stand_ins(list(rendered.objects))]
+            apply.apply_all(client, stand_ins)
             yield cluster
             return
         progress("applying the stack's platform objects")
         jobs = {apply.key(o) for w in rendered.workloads for o in w.objects}
         platform = [o for o in rendered.objects if apply.key(o) not in jobs]
-        outcomes = apply.apply_all(client, [*platform, *volumes.stand_ins(list(rendered.objects))])
+        stand_ins = [*namespaces.stand_ins(rendered), *volumes.stand_ins(list(rendered.objects))]
+        outcomes = apply.apply_all(client, [*platform, *stand_ins])
         refused = [f"{o.key}: {o.message}" for o in outcomes if not o.accepted and not o.skipped]
         if refused:
             raise apply.ApplyError("the API server refused the stack's objects:\n  " + "\n  ".join(refused))

@@ -896,12 +896,52 @@ class StorageConfig(TypedDict):
     """Claims for checkpoints and data. Default: none."""
 
 
+class GrafanaSpec(TypedDict):
+    """How Grafana finds the pack's dashboards: its dashboard sidecar loads ConfigMaps that carry a label."""
+
+    # from components.models.platform.GrafanaSpec
+    label: NotRequired[str]
+    """The label key the sidecar looks for (kube-prometheus-stack's `grafana.sidecar.dashboards.label`).
+Default: grafana_dashboard."""
+    label_value: NotRequired[str]
+    """Its value (`grafana.sidecar.dashboards.labelValue`). Default: "1"."""
+    namespace: NotRequired[str]
+    """Where the dashboards' ConfigMaps go: a namespace the sidecar searches, which must exist. Default:
+`monitoring.namespace`."""
+
+
 class MonitoringSpec(TypedDict):
-    """What the cluster monitors with."""
+    "What the cluster monitors with, and the observability pack: GPU, queue and job dashboards, and the alerts\nfor GPU faults that must page."
 
     # from components.models.platform.MonitoringSpec
     prometheus: NotRequired[bool]
-    """The Prometheus Operator runs on the cluster: add ServiceMonitors (DCGM exporter). Default: false."""
+    """A Prometheus Operator of yours runs on the cluster: add the ServiceMonitors (DCGM exporter, Kueue,
+Volcano), and the pack's alerts and dashboards for it. Default: false."""
+    install: NotRequired[bool]
+    """Install kube-prometheus-stack (Prometheus Operator, Prometheus, Alertmanager, Grafana, kube-state-metrics)
+in `namespace`, set up for the pack. Default: false."""
+    namespace: NotRequired[str]
+    """The namespace kube-prometheus-stack is installed in, and the dashboards' ConfigMaps go to. Default:
+monitoring."""
+    dashboards: NotRequired[bool]
+    """Grafana dashboards as ConfigMaps: GPUs (DCGM), queues (Kueue or Volcano) and training jobs. Default: on
+with a Prometheus Operator (`install` or `prometheus`)."""
+    alerts: NotRequired[bool]
+    """PrometheusRules for the GPU faults that must page (XIDs, ECC, row remaps, NVLink, a GPU off the bus,
+thermal throttling) and idle GPUs in running training jobs. Default: on with a Prometheus Operator where the
+GPU Operator's DCGM exporter runs (not on GKE's managed DCGM, which does not export those fields)."""
+    idle_gpu_minutes: NotRequired[int]
+    """How long a running training job's GPU may sit idle (under 1% utilization) before its alert fires.
+Default: 30."""
+    labels: NotRequired[dict[str, str]]
+    """Labels on every ServiceMonitor and PrometheusRule of the pack, for a Prometheus that selects them by label
+(e.g. `release: prometheus`). Default: none (the kube-prometheus-stack `install` brings selects them all)."""
+    grafana: NotRequired[GrafanaSpec]
+    """How Grafana finds the dashboards. Default: kube-prometheus-stack's sidecar label `grafana_dashboard: "1"`."""
+    managed_dcgm: NotRequired[bool]
+    """GKE: GKE's managed DCGM metrics, collected by Managed Service for Prometheus into Cloud Monitoring (the
+cluster's monitoring config). It needs GKE-managed GPU drivers, so not with the GPU Operator. Default: on for
+GKE clusters whose GPU nodes use GKE's drivers, off elsewhere."""
 
 
 class AddonsSpec(TypedDict):

@@ -114,7 +114,8 @@ def test_host_mofed_and_prometheus() -> None:
         "useHostMofed": True,
     }, "nvidia-peermem, built against the hosts' MOFED"
     assert gpu_operator.release(everything_aws()).values["dcgmExporter"]["serviceMonitor"]["enabled"] is True
-    assert gpu_operator.release(stack_file("dev")).values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
+    unmonitored = gpu_operator.release(stack_file("dev", monitoring={})).values["dcgmExporter"]
+    assert unmonitored == {"serviceMonitor": {"enabled": False}}, "no Prometheus Operator, no ServiceMonitor"
 
 
 def test_gke_leaves_it_off_unless_the_pools_drop_managed_drivers() -> None:

@@ -60,7 +60,7 @@ def test_kueue_manages_the_training_operator_jobs_and_keeps_the_chart_defaults()
     assert (config["apiVersion"], config["kind"]) == ("config.kueue.x-k8s.io/v1beta2", "Configuration")
     assert config["webhook"] == {"port": 9443}
     assert config["health"] == {"healthProbeBindAddress": ":8081"}
-    assert config["metrics"] == {"bindAddress": ":8443"}
+    assert config["metrics"] == {"bindAddress": ":8443", "enableClusterQueueResources": True}, "queue usage metrics"
     assert config["leaderElection"]["resourceName"] == "c1f6bfd2.kueue.x-k8s.io"
     assert config["clientConnection"] == {"qps": 300, "burst": 500}
 

@@ -332,3 +332,17 @@ def test_a4x_max_attaches_its_host_network_and_the_metal_roce_vpc_without_multi_
     cluster = only(pulumi_mocks, CLUSTER).inputs
     assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
     assert "enableMultiNetworking" not in cluster, "no pod attaches a network by name"
+
+
+def test_the_cluster_takes_the_monitoring_config_it_is_given_and_else_keeps_gke_s(
+    pulumi_mocks: RecordingMonitor,
+) -> None:
+    build()
+    assert "monitoringConfig" not in only(pulumi_mocks, CLUSTER).inputs, "GKE's own default"
+    config = {"enable_components": ["SYSTEM_COMPONENTS", "DCGM"], "managed_prometheus": {"enabled": True}}
+    run(lambda: GkeCluster("dcgm", cluster_spec(name="dcgm"), gke_pools(), monitoring=config))
+    [cluster] = [r for r in pulumi_mocks.of_type(CLUSTER) if r.name == "dcgm"]
+    assert cluster.inputs["monitoringConfig"] == {
+        "enableComponents": ["SYSTEM_COMPONENTS", "DCGM"],
+        "managedPrometheus": {"enabled": True},
+    }

@@ -153,7 +153,9 @@ def test_add_ons_installed_elsewhere_leave_only_their_objects(pulumi_mocks: Reco
     assert addons.type == "gpu-training:index:ClusterAddons"
     # The plan's objects are still made, under the component as before, waiting for no install.
     objects = [r for r in pulumi_mocks.registrations if r.parent == addons.urn]
-    assert {r.inputs["kind"] for r in objects} == {"NicClusterPolicy", "PriorityClass"}
+    # The observability pack's ServiceMonitor, PrometheusRule and dashboards are for dev's own Prometheus.
+    pack = {"ServiceMonitor", "PrometheusRule", "ConfigMap"}
+    assert {r.inputs["kind"] for r in objects} == {"NicClusterPolicy", "PriorityClass", *pack}
     assert all(r.dependencies == [] for r in objects)
     queue = one(pulumi_mocks, "Queue")
     assert queue.inputs["spec"]["capability"] == {"nvidia.com/gpu": "32"} and queue.dependencies == []

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.simulate import apply, controlplane, crds, devices, dra_driver, engines, kwok, nodes
+from components.render import render
+from components.simulate import apply, controlplane, crds, devices, dra_driver, engines, kwok, namespaces, nodes
 from components.validation import Stack, resolve_file
 
 
@@ -73,11 +74,14 @@ def cluster_of(
     """A fresh control plane with kwok, every CRD, and fake nodes shaped like each of the stack's pools
     (the pool's maxNodes, at most `most_nodes`); with a rack-scale NVLink pool, the DRA driver's ComputeDomain
     controller and its devices, without which those pools' multi-node pods never start; the stand-in devices of the
-    DRA drivers clouds run themselves (simulate/devices.py)."""
+    DRA drivers clouds run themselves (simulate/devices.py); the namespaces the add-ons' installs would make
+    (simulate/namespaces.py)."""
     plane = start()
     kwok.start(plane, kwok_binary)
     client = plane.client()
     apply.install_crds(client, definitions)
+    for namespace in namespaces.stand_ins(render(stack)):
+        client.apply(namespace)
     for pool in stack.pools.values():
         for node in nodes.pool_nodes(pool, min(pool.max_nodes, most_nodes)):
             client.apply(node)

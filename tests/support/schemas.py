@@ -86,7 +86,7 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
     return found + cel.violations(schema, obj, source=source)
 
 
-MODULE_GROUPS = {"resource.nvidia.com"}
+MODULE_GROUPS = {"resource.nvidia.com", "monitoring.coreos.com"}
 """API groups whose CRDs ../shared/schemas does not hold: read from the add-on's pinned Go module at test time
 (components/simulate/crds.py SOURCES), as `simulate` installs them."""
 MODULE_KINDS = {("kueue.x-k8s.io", "AdmissionCheck"), ("kueue.x-k8s.io", "ProvisioningRequestConfig")}

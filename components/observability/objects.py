@@ -1,0 +1,49 @@
+"""Every Kubernetes object of a stack's observability pack, in apply order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.observability import alerts, dashboards, scrape
+from components.observability import pack as packs
+from components.validation import Stack
+from components.versions import KUBE_PROMETHEUS_STACK
+
+
+def objects(stack: Stack) -> list[dict[str, Any]]:
+    """The pack's ServiceMonitors, its PrometheusRule and its dashboards' ConfigMaps (none when it is off)."""
+    pack = packs.resolve(stack.config)
+    found = scrape.service_monitors(pack)
+    if pack.alerts:
+        found.append(alerts.prometheus_rule(stack, pack))
+    found += dashboards.configmaps(pack)
+    return found
+
+
+def summary(stack: Stack) -> list[str]:
+    """`render`'s monitoring lines: who runs Prometheus, the dashboards, the alerts, and GKE's managed DCGM."""
+    pack = packs.resolve(stack.config)
+    if pack.install:
+        where = f"kube-prometheus-stack {KUBE_PROMETHEUS_STACK.version} in {pack.namespace} (installed by the stack)"
+    else:
+        where = "your Prometheus Operator" if pack.operator else "no Prometheus Operator (monitoring.install: false)"
+    found = dashboards.dashboards(pack)
+    label, value = pack.grafana_label
+    drawn = (
+        f"{', '.join(d.uid for d in found)} (ConfigMaps in {pack.dashboards_namespace}, label {label}={value})"
+        if found
+        else f"none ({pack.off['dashboards']})"
+    )
+    if pack.alerts:
+        rules = alerts.alerts(stack, pack)
+        paging = ", ".join(a.name for a in rules if a.severity == "critical")
+        alerted = f"{len(rules)} rules in PrometheusRule {pack.namespace}/{packs.RULE_NAME}; critical: {paging}"
+    else:
+        alerted = f"none ({pack.off['alerts']})"
+    managed = "on (Cloud Monitoring)" if pack.managed_dcgm else f"off ({pack.off['managedDcgm']})"
+    return [
+        f"monitoring: {where}",
+        f"  dashboards: {drawn}",
+        f"  alerts: {alerted}",
+        f"  GKE managed DCGM: {managed}",
+    ]

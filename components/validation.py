@@ -506,8 +506,9 @@ def _queued_provisioning(config: StackConfig, pools: dict[str, Pool]) -> list[Is
         issues += [
             Issue(
                 f"nodePools[{index}].queuedProvisioning.enabled",
-                f"pool '{spec.name}' is provisioned through ProvisioningRequests, which Kueue's admission check makes "
-                f"and {config.scheduler.type if config.scheduler.type != 'none' else 'no other scheduler'} does not"
+                f"pool '{spec.name}' is provisioned through ProvisioningRequests, which only Kueue's admission check "
+                "makes, and the stack "
+                + ("runs no scheduler" if config.scheduler.type == "none" else f"runs {config.scheduler.type}")
                 + (" (Volcano has no ProvisioningRequest support)" if config.scheduler.type == "volcano" else "")
                 + ": set scheduler.type: kueue, or drop queuedProvisioning",
             )

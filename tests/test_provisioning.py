@@ -99,8 +99,14 @@ def test_karpenter_serves_no_provisioning_request() -> None:
 def test_only_kueue_makes_provisioning_requests(scheduler: dict[str, Any]) -> None:
     ((path, message),) = issues(GKE, {**A3, "queuedProvisioning": True}, scheduler)
     assert path == "nodePools[0].queuedProvisioning.enabled"
-    assert message.endswith("set scheduler.type: kueue, or drop queuedProvisioning")
-    assert ("Volcano has no ProvisioningRequest support" in message) == (scheduler["type"] == "volcano")
+    runs = {
+        "volcano": "runs volcano (Volcano has no ProvisioningRequest support)",
+        "none": "runs no scheduler",
+    }[scheduler["type"]]
+    assert message == (
+        "pool 'a3' is provisioned through ProvisioningRequests, which only Kueue's admission check makes, and the "
+        f"stack {runs}: set scheduler.type: kueue, or drop queuedProvisioning"
+    )
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,10 @@ def indexed_variant(stack_file: Path, tmp_path: Path, drop: tuple[str, ...], *, 
     config = doc["config"]
     if not gang:
         config["gpu-training:scheduler"] = {"type": "none"}
+        # Queued provisioning is Kueue's admission check: without a gang scheduler the pools' nodes are there from
+        # the start, as cluster_of makes them.
+        for pool in config.get("gpu-training:nodePools", []):
+            pool.pop("queuedProvisioning", None)
     for job in config.get("gpu-training:jobs", []):
         for key in drop:
             job.pop(key, None)

@@ -56,9 +56,11 @@ def resolve(spec: NodePoolSpec, provider: str, provisioner: str | None, path: st
     queued = spec.queued_provisioning
     key = f"{path}.queuedProvisioning"
     if not queued.enabled:
-        stated = sorted(queued.model_fields_set - {"enabled"})
+        # Only what differs from its default: a spec written back as config (defaults included) stays valid.
+        fields = type(queued).model_fields
+        stated = sorted(f for f in queued.model_fields_set - {"enabled"} if getattr(queued, f) != fields[f].default)
         if stated:
-            name = type(queued).model_fields[stated[0]].alias or stated[0]
+            name = fields[stated[0]].alias or stated[0]
             return None, [Issue(f"{key}.{name}", "has no effect while queuedProvisioning is off: drop it")]
         return None, []
     issues: list[Issue] = []

@@ -170,3 +170,9 @@ def test_render_says_what_a_job_on_the_pool_waits_for() -> None:
     eks = render(stack(EKS, {**P5, "queuedProvisioning": True})).summary()
     assert "the Cluster Autoscaler scales the node group up by all its nodes at once" in eks
     assert "admission:" not in render(stack(EKS, P5)).summary()
+
+
+def test_a_pool_written_back_with_its_defaults_stays_valid() -> None:
+    # to_config() writes every default out: those are not settings of a queued provisioning that is off.
+    pool = {**P5, "queuedProvisioning": {"enabled": False, "className": None, "retries": 3}}
+    assert stack(EKS, pool).pools["p5"].provisioning_class is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.addons import autoscaler, scheduler
+from components.addons import autoscaler, monitoring, scheduler
 from components.addons.plan import plan
 from tests.addons.stacks import everything_aws, queued_aws, raw_config, stack_file
 
@@ -31,7 +31,8 @@ def test_kueue_starts_after_the_crd_so_its_admission_check_controller_runs() -> 
     installs = plan(queued_aws())
     kueue = next(r for r in installs.releases if r.name == scheduler.KUEUE_NAME)
 
-    assert kueue.needs == (autoscaler.CRD_NAME,)
+    # prod also installs kube-prometheus-stack, whose ServiceMonitor kind Kueue's chart makes one of.
+    assert kueue.needs == (autoscaler.CRD_NAME, monitoring.NAME)
     assert autoscaler.CRD_NAME in {r.name for r in installs.remotes}
 
 

@@ -149,7 +149,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     command, env = _sandboxed(
         [str(binary), f"--config={path}", f"--kubeconfig={plane.kubeconfig}"], plane.folder, metrics.cert_dir
     )
-    progress("starting kueue")
+    progress(f"starting Kueue {engines.pinned(ENGINE, MODULE)}")
     plane.start("kueue", command, env=env)
     wait_probe(plane, "kueue", health_port)
     webhooks.wait_serving(webhook_port, serving)

@@ -41,7 +41,8 @@ from components.simulate.client import Client, conditions_of, status_of
 from components.simulate.provisioner import Provisioner
 
 NOT_SIMULATED = (
-    "the cloud: every pool's nodes exist from the start, as if its autoscaler had made them",
+    "the cloud: every pool's nodes exist from the start, as if its autoscaler had made them (a pool provisioned "
+    "through ProvisioningRequests gets them when simulate's stand-in answers its requests)",
     "device plugins and drivers: nodes advertise GPUs, EFA and RDMA devices directly",
     "the DaemonSets of the Helm add-ons (GPU Operator, Network Operator, Multus, CSI drivers)",
     "the fabric: pods run, but nothing runs in them (no NCCL, no bandwidth)",

@@ -211,21 +211,7 @@ def bucket_volume(volume: VolumeSpec, bucket: Any = None) -> dict[str, Any] | No
         # The bucket is the volume handle (GKE, "Static provisioning"); the driver checks at mount that the pod's
         # service account can reach it.
         csi = {"driver": GCS_DRIVER, "volumeHandle": bucket}
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": metadata(name),
-        "spec": {
-            "capacity": {"storage": volume.claim_size},
-            "volumeMode": "Filesystem",
-            "accessModes": [volume.access_mode],
-            "persistentVolumeReclaimPolicy": "Retain",
-            "storageClassName": "",
-            "claimRef": {"namespace": volume.namespace, "name": volume.name},
-            "mountOptions": mount_options(volume),
-            "csi": csi,
-        },
-    }
+    return _static_volume(volume, csi, reserved=True)
 
 
 def persistent_volume(
@@ -237,27 +223,36 @@ def persistent_volume(
     file_system_id = file_system_id or volume.file_system_id
     if file_system_id is None or dns_name is None or mount_name is None:
         return None
-    pv: dict[str, Any] = {
+    csi = {
+        "driver": FSX_PROVISIONER,
+        "volumeHandle": file_system_id,
+        "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name},
+    }
+    return _static_volume(volume, csi, reserved=False)
+
+
+def _static_volume(volume: VolumeSpec, csi: dict[str, Any], *, reserved: bool) -> dict[str, Any]:
+    """A statically provisioned PersistentVolume of a volume: its CSI source, kept when released, with the volume's
+    mount options; `reserved` binds it to the volume's claim alone (claimRef)."""
+    spec: dict[str, Any] = {
+        "capacity": {"storage": volume.claim_size},
+        "volumeMode": "Filesystem",
+        "accessModes": [volume.access_mode],
+        "persistentVolumeReclaimPolicy": "Retain",
+        "storageClassName": "",
+    }
+    if reserved:
+        spec["claimRef"] = {"namespace": volume.namespace, "name": volume.name}
+    options = mount_options(volume)
+    if options:
+        spec["mountOptions"] = options
+    spec["csi"] = csi
+    return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
         "metadata": metadata(persistent_volume_name(volume)),
-        "spec": {
-            "capacity": {"storage": volume.claim_size},
-            "volumeMode": "Filesystem",
-            "accessModes": [volume.access_mode],
-            "persistentVolumeReclaimPolicy": "Retain",
-            "storageClassName": "",
-            "csi": {
-                "driver": FSX_PROVISIONER,
-                "volumeHandle": file_system_id,
-                "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name},
-            },
-        },
+        "spec": spec,
     }
-    options = mount_options(volume)
-    if options:
-        pv["spec"]["mountOptions"] = options
-    return pv
 
 
 def persistent_volume_claim(volume: VolumeSpec) -> dict[str, Any]:

@@ -21,8 +21,16 @@ def objects(stack: Stack) -> list[dict[str, Any]]:
 
 
 def summary(stack: Stack) -> list[str]:
-    """`render`'s monitoring lines: who runs Prometheus, the dashboards, the alerts, and GKE's managed DCGM."""
+    """`render`'s monitoring lines: who runs Prometheus, the dashboards, the alerts, and on GKE its managed DCGM; one
+    line saying how to turn the pack on where the stack has none of them."""
     pack = packs.resolve(stack.config)
+    gke = stack.config.cluster.provider == "gcp"
+    if not (pack.operator or pack.managed_dcgm or gke):
+        return [
+            "monitoring: none (no Prometheus Operator: monitoring.install: true installs kube-prometheus-stack "
+            f"{KUBE_PROMETHEUS_STACK.version} with the GPU dashboards and fault alerts; monitoring.prometheus: true "
+            "uses the cluster's own)"
+        ]
     if pack.install:
         where = f"kube-prometheus-stack {KUBE_PROMETHEUS_STACK.version} in {pack.namespace} (installed by the stack)"
     else:
@@ -40,10 +48,8 @@ def summary(stack: Stack) -> list[str]:
         alerted = f"{len(rules)} rules in PrometheusRule {pack.namespace}/{packs.RULE_NAME}; critical: {paging}"
     else:
         alerted = f"none ({pack.off['alerts']})"
-    managed = "on (Cloud Monitoring)" if pack.managed_dcgm else f"off ({pack.off['managedDcgm']})"
-    return [
-        f"monitoring: {where}",
-        f"  dashboards: {drawn}",
-        f"  alerts: {alerted}",
-        f"  GKE managed DCGM: {managed}",
-    ]
+    lines = [f"monitoring: {where}", f"  dashboards: {drawn}", f"  alerts: {alerted}"]
+    if gke:
+        managed = "on (Cloud Monitoring)" if pack.managed_dcgm else f"off ({pack.off['managedDcgm']})"
+        lines.append(f"  GKE managed DCGM: {managed}")
+    return lines

@@ -18,7 +18,7 @@ from components.manifests import fabriccheck, platform, trainingjob
 from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
-from components.models.storage import OBJECT_STORES
+from components.models.storage import LUSTRE_BACKENDS, OBJECT_STORES
 from components.observability import objects as monitoring
 from components.pool import Pool
 from components.throughput import CheckpointEstimate, estimate
@@ -110,9 +110,10 @@ class Rendered:
         later = [
             f"{'StorageClass' if v.backend == 'efs' else 'PersistentVolume'} for {v.namespace}/{v.name}"
             for v in self.stack.config.storage.volumes
-            # A Lustre PV needs the file system's DNS and mount names, read at deploy even for a named one; a
-            # bucket's needs the name the cloud gives a bucket the stack makes.
-            if v.backend == "fsx-lustre"
+            # A Lustre PV needs the file system's address (FSx: DNS and mount names; Managed Lustre: its mount
+            # point), read at deploy even for a named one; a bucket's needs the name the cloud gives a bucket the
+            # stack makes.
+            if v.backend in LUSTRE_BACKENDS
             or (v.backend == "efs" and v.file_system_id is None)
             or (v.backend in OBJECT_STORES and v.bucket is None)
         ]
@@ -156,6 +157,8 @@ def cloud_addons(stack: Stack) -> list[str]:
         found.append(f"{S3_CSI_ADDON} {MOUNTPOINT_S3_CSI_ADDON} (EKS add-on, IAM role through Pod Identity)")
     if "gcs" in backends:
         found.append("Cloud Storage FUSE CSI driver (GKE add-on, at the cluster's version)")
+    if "managed-lustre" in backends:
+        found.append("Managed Lustre CSI driver (GKE add-on, at the cluster's version)")
     return found
 
 
@@ -177,6 +180,11 @@ def _faster(found: CheckpointEstimate) -> str:
         return "each node's network is the bound: more nodes write it faster, or save asynchronously"
     if volume.backend == "fsx-lustre":
         return "raise throughputPerTiB (up to 1000) or the file system's size, or save asynchronously"
+    if volume.backend == "managed-lustre":
+        return (
+            "a larger instance (its capacity grows in place), or save asynchronously; a higher throughputPerTiB "
+            "takes a new instance"
+        )
     if volume.backend == "filestore":
         return "a larger instance or the ZONAL / REGIONAL tier scales with capacity, or save asynchronously"
     if volume.backend == "efs":

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from components import catalog, quantity
 from components.aws.filesystems import lustre_capacity_gib
+from components.gcp import filesystems as managed_lustre
 from components.models.storage import VolumeSpec
 
 MB = 10**6
@@ -163,6 +164,21 @@ def write_rate(volume: VolumeSpec, machine: catalog.MachineType | None) -> Write
         assert volume.size is not None  # enforced by VolumeSpec
         gib = lustre_capacity_gib(volume.size)
         # Throughput is capacity x tier (FSx for Lustre User Guide, "Managing throughput capacity").
+        mbps = gib / 1024 * volume.lustre_throughput
+        return WriteRate(mbps, f"{gib} GiB x {volume.lustre_throughput} MB/s/TiB", nic, nic_basis)
+    if backend == "managed-lustre":
+        if volume.file_system_id is not None:
+            return WriteRate(
+                None,
+                "an instance named by fileSystemId: its capacity and tier are not known here",
+                nic,
+                nic_basis,
+                known=False,
+            )
+        assert volume.size is not None  # enforced by VolumeSpec
+        gib = managed_lustre.capacity_gib(volume.size, volume.lustre_throughput)
+        assert gib is not None  # VolumeSpec refuses a size over the tier's largest
+        # Throughput is capacity x tier, as FSx's (Managed Lustre, "Performance tiers": MBps per TiB).
         mbps = gib / 1024 * volume.lustre_throughput
         return WriteRate(mbps, f"{gib} GiB x {volume.lustre_throughput} MB/s/TiB", nic, nic_basis)
     if backend == "efs":

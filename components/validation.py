@@ -13,7 +13,9 @@ from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
 from components.fabriccheck import FabricCheck
-from components.gcp.gpunetworks import pool_zone, roce_pools
+from components.gcp import filesystems
+from components.gcp.filesystems import MANAGED_LUSTRE_GKE_VERSION
+from components.gcp.gpunetworks import first_zone, pool_zone, roce_pools
 from components.manifests import fabriccheck as gate_objects
 from components.manifests import trainingjob
 from components.manifests.plan import JobPlan, SchedulerKind, plan
@@ -21,7 +23,7 @@ from components.manifests.trainingruntime import cluster_runtime, pool_runtimes,
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
 from components.nodecheck import NodeCheck
 from components.observability import pack as observability
-from components.pool import POOL_LABEL, Pool, resolve_pools, version_numbers
+from components.pool import POOL_LABEL, Pool, gke_at_least, resolve_pools, version_numbers
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
 
@@ -86,6 +88,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _gke_roce_zone(config, pools)
     issues += _unique(config)
     issues += _storage_providers(config)
+    issues += _managed_lustre(config, pools)
     issues += _queues(config)
     checks, unchecked, found = _fabric_checks(config, pools)
     issues += found
@@ -435,12 +438,13 @@ def _checkpoint_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> 
     return []
 
 
-_PROVIDER_OF_BACKEND = {"s3": "aws", "efs": "aws", "fsx-lustre": "aws", "gcs": "gcp"}
+_PROVIDER_OF_BACKEND = {"s3": "aws", "efs": "aws", "fsx-lustre": "aws", "gcs": "gcp", "managed-lustre": "gcp"}
 _WHAT_BACKEND_NEEDS = {
     "s3": "the Mountpoint for Amazon S3 CSI driver (an EKS add-on) and its IAM role through EKS Pod Identity",
     "efs": "the EFS file system, its mount targets and the EFS CSI driver's IAM role",
     "fsx-lustre": "the FSx for Lustre file system (or a named one's DNS and mount names) for its PersistentVolume",
     "gcs": "GKE's Cloud Storage FUSE CSI add-on and Workload Identity grants on the bucket",
+    "managed-lustre": "the Managed Lustre instance on the cluster's VPC and GKE's Managed Lustre CSI add-on",
 }
 
 
@@ -461,6 +465,55 @@ def _storage_providers(config: StackConfig) -> list[Issue]:
                     "storageClass, className: <name>; its claim binds to that volume",
                 )
             )
+    return issues
+
+
+def _managed_lustre(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
+    """A managed-lustre volume has a zone in the cluster's region, distinct file system names, and a GKE version whose
+    nodes mount Managed Lustre on its own port."""
+    cluster = config.cluster
+    volumes = [(i, v) for i, v in enumerate(config.storage.volumes) if v.backend == "managed-lustre"]
+    if not isinstance(cluster, GcpClusterSpec) or not volumes:
+        return []
+    issues: list[Issue] = []
+    if not gke_at_least(cluster.kubernetes_version, MANAGED_LUSTRE_GKE_VERSION):
+        issues.append(
+            Issue(
+                "cluster.kubernetesVersion",
+                f"managed-lustre volumes (storage.volumes[{volumes[0][0]}]) need GKE nodes of "
+                f"{MANAGED_LUSTRE_GKE_VERSION} or later, which mount Managed Lustre on its own port: use 1.33 or later",
+            )
+        )
+    default = first_zone(pools.values(), cluster.zone)
+    names: dict[str, int] = {}
+    for index, volume in volumes:
+        path = f"storage.volumes[{index}]"
+        named_zone = filesystems.named_instance(volume.file_system_id)[1] if volume.file_system_id else None
+        stated = named_zone or volume.zone
+        if stated is None and default is None:
+            issues.append(
+                Issue(
+                    f"{path}.zone",
+                    "a Managed Lustre instance lives in one zone, and no GPU pool names one (the cluster is regional): "
+                    "set `zone` to the zone of the GPU nodes that mount it",
+                )
+            )
+        elif stated is not None and not stated.startswith(f"{cluster.region}-"):
+            # A pool's zone outside the region is the pool's error (nodePools[i].zone).
+            where = f"{path}.fileSystemId" if named_zone else f"{path}.zone"
+            issues.append(Issue(where, f"zone '{stated}' is not in the cluster's region '{cluster.region}'"))
+        if volume.file_system_id is None:
+            fsname = volume.lustre_filesystem
+            if fsname in names:
+                issues.append(
+                    Issue(
+                        f"{path}.filesystem",
+                        f"file system name '{fsname}' is storage.volumes[{names[fsname]}]'s too: a node cannot mount "
+                        "two Managed Lustre file systems of one name (the CSI driver refuses the second); set "
+                        "`filesystem` to another name of 1-8 letters and digits",
+                    )
+                )
+            names.setdefault(fsname, index)
     return issues
 
 

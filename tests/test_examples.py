@@ -61,7 +61,7 @@ def deploy_minimal(monitor: RecordingMonitor, name: str, monkeypatch) -> dict[st
     return run(lambda: stacks.run(stacks.load()))
 
 
-@pytest.mark.parametrize("name", ["aws", "gke", "existing", "gke-dws", "aws-queued"])
+@pytest.mark.parametrize("name", ["aws", "gke", "existing", "gke-dws", "aws-queued", "gke-lustre"])
 def test_a_minimal_stack_renders_objects_that_validate(name: str) -> None:
     rendered = render(resolve_file(MINIMAL / f"Pulumi.{name}.yaml"))
     (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]
@@ -97,6 +97,26 @@ def test_the_minimal_gke_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, 
     assert gpu.inputs["nodeLocations"] == ["us-central1-a"]
     (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
     assert job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+
+
+def test_the_gke_lustre_stack_makes_its_instance_in_the_pools_zone_and_binds_the_claim_to_it(
+    pulumi_mocks: RecordingMonitor, monkeypatch
+) -> None:
+    deploy_minimal(pulumi_mocks, "gke-lustre", monkeypatch)
+    (instance,) = pulumi_mocks.of_type("gcp:lustre/instance:Instance")
+    assert (instance.inputs["location"], instance.inputs["capacityGib"]) == ("us-central1-a", "18000")
+    assert instance.inputs["network"] == "projects/my-project/global/networks/default"
+    assert instance.protect and instance.retain_on_delete
+    (cluster,) = pulumi_mocks.of_type("gcp:container/cluster:Cluster")
+    assert cluster.inputs["addonsConfig"]["lustreCsiDriverConfig"] == {"enabled": True}
+    (claim,) = pulumi_mocks.of_type("kubernetes:core/v1:PersistentVolumeClaim")
+    (pv,) = [r for r in pulumi_mocks.registrations if r.inputs.get("kind") == "PersistentVolume"]
+    assert claim.inputs["spec"]["volumeName"] == pv.inputs["metadata"]["name"] == "lustre-training-checkpoints"
+    assert pv.inputs["spec"]["csi"]["volumeAttributes"] == {"ip": "10.90.1.4", "filesystem": "checkpoi"}
+    assert_valid(pv.inputs, claim.inputs)
+    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
+    worker = job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert {"name": "claim-checkpoints", "persistentVolumeClaim": {"claimName": "checkpoints"}} in worker["volumes"]
 
 
 def test_the_gke_dws_stack_runs_under_mocks_with_a_queued_pool_and_its_admission_check(

@@ -28,6 +28,7 @@ PURE = [
     "components.aws.iam",
     "components.gcp.nodepool",
     "components.gcp.kubeconfig",
+    "components.gcp.filesystems",
 ]
 
 

@@ -139,6 +139,21 @@ def test_each_job_with_a_checkpoint_states_its_volumes_throughput_and_the_time_o
     assert "cloud add-ons the stack enables: Cloud Storage FUSE CSI driver (GKE add-on" in gke
 
 
+def test_a_checkpoint_on_managed_lustre_states_the_instances_throughput_and_its_add_on() -> None:
+    summary = render(resolve_file(REPO / "examples" / "minimal" / "Pulumi.gke-lustre.yaml")).summary()
+    assert (
+        "      checkpoint: 1.1T to training/checkpoints (managed-lustre): 17.6 GB/s (volume 17.6 GB/s (18000 GiB x 1000 "
+        "MB/s/TiB); 2 nodes x 25.0 GB/s (200 Gbps: eth0, beside the GPU NICs)) -> at least 63 s (budget 300 s)"
+    ) in summary.splitlines()
+    assert (
+        "made at deploy time, once the file systems and buckets exist: PersistentVolume for training/checkpoints"
+        in (summary)
+    )
+    assert (
+        "cloud add-ons the stack enables: Managed Lustre CSI driver (GKE add-on, at the cluster's version)" in summary
+    )
+
+
 def test_a_checkpoint_over_its_budget_is_a_warning_saying_what_would_be_faster() -> None:
     config = {
         "cluster": {"provider": "aws", "name": "train", "region": "us-east-1"},
@@ -162,3 +177,28 @@ def test_a_checkpoint_over_its_budget_is_a_warning_saying_what_would_be_faster()
     ]
     config["jobs"][0]["checkpoint"]["maxSeconds"] = 1100
     assert render(resolve_raw(config)).warnings() == []
+
+
+def test_a_slow_managed_lustre_checkpoint_is_told_to_grow_the_instance() -> None:
+    config = {
+        "cluster": {"provider": "gcp", "name": "train", "project": "p", "region": "us-central1"},
+        "nodePools": [{"name": "a3", "machineType": "a3-megagpu-8g", "zone": "us-central1-a", "maxNodes": 8}],
+        "storage": {
+            "volumes": [{"name": "ckpt", "backend": "managed-lustre", "size": "72000Gi", "throughputPerTiB": 125}]
+        },
+        "jobs": [
+            {
+                "name": "llama",
+                "image": "train:v1",
+                "command": ["train.py"],
+                "nodes": 8,
+                "checkpoint": {"claim": "ckpt", "size": "4T", "maxSeconds": 300},
+            }
+        ],
+    }
+    (warning,) = render(resolve_raw(config)).warnings()
+    assert warning.startswith("job training/llama: a checkpoint takes at least 456 s, over checkpoint.maxSeconds (300)")
+    assert warning.endswith(
+        "a larger instance (its capacity grows in place), or save asynchronously; a higher throughputPerTiB takes a "
+        "new instance"
+    )

@@ -37,6 +37,17 @@ def test_fsx_for_lustre_writes_at_its_capacity_times_its_tier() -> None:
     assert not named.known
 
 
+def test_managed_lustre_writes_at_its_capacity_as_the_tier_rounds_it_times_the_tier() -> None:
+    rate = write_rate(volume(backend="managed-lustre", size="18Ti"), A3_MEGA)
+    assert rate.volume == pytest.approx(27000 / 1024 * 1000), "18 TiB rounds up to 27,000 GiB in 9,000 GiB steps"
+    assert rate.volume_basis == "27000 GiB x 1000 MB/s/TiB"
+    assert rate.node == 25000.0, "each node through eth0"
+    slower = write_rate(volume(backend="managed-lustre", size="18Ti", throughputPerTiB=250), A3_MEGA)
+    assert slower.volume == pytest.approx(36000 / 1024 * 250), "the 250 tier's smallest instance is 36,000 GiB"
+    named = write_rate(volume(backend="managed-lustre", size="18Ti", fileSystemId="shared"), A3_MEGA)
+    assert not named.known and "an instance named by fileSystemId" in named.volume_basis
+
+
 def test_efs_writes_at_most_a_gibibyte_a_second_and_a_client_1500_mib() -> None:
     rate = write_rate(volume(backend="efs", size="1Ti"), P5)
     assert rate.volume == pytest.approx(2**30 / 1e6)

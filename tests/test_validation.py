@@ -124,6 +124,68 @@ def test_a_bucket_volume_needs_its_clouds_cluster(provider: str, backend: str, c
     assert "declare the volume as backend: storageClass, className: <name>" in message
 
 
+def test_managed_lustre_is_refused_off_gke_naming_the_key() -> None:
+    volumes = [{"name": "c", "backend": "managed-lustre", "size": "18000Gi"}]
+    ((path, message),) = _stack_issues({"cluster": AWS, "storage": {"volumes": volumes}})
+    assert path == "storage.volumes[0].backend"
+    assert message.startswith(
+        "the managed-lustre backend needs a GKE cluster (cluster.provider: gcp), not aws: the stack makes the Managed "
+        "Lustre instance on the cluster's VPC and GKE's Managed Lustre CSI add-on there"
+    )
+
+
+GKE = {"provider": "gcp", "name": "train", "project": "ml-prod", "region": "us-central1"}
+A3 = {"name": "a3", "machineType": "a3-highgpu-8g", "maxNodes": 2}
+
+
+def _lustre_issues(volumes: list[dict[str, Any]], pools: list[dict[str, Any]], **cluster: Any) -> list[Any]:
+    return _stack_issues({"cluster": GKE | cluster, "nodePools": pools, "storage": {"volumes": volumes}})
+
+
+def test_a_managed_lustre_instance_needs_a_zone_in_the_clusters_region() -> None:
+    made = {"name": "ckpt", "backend": "managed-lustre", "size": "18000Gi"}
+    assert _lustre_issues([made], [A3]) == [
+        (
+            "storage.volumes[0].zone",
+            "a Managed Lustre instance lives in one zone, and no GPU pool names one (the cluster is regional): set "
+            "`zone` to the zone of the GPU nodes that mount it",
+        )
+    ]
+    assert _lustre_issues([{**made, "zone": "us-east1-b"}], [A3]) == [
+        ("storage.volumes[0].zone", "zone 'us-east1-b' is not in the cluster's region 'us-central1'")
+    ]
+    named = {**made, "fileSystemId": "projects/ml-prod/locations/europe-west4-a/instances/shared"}
+    assert _lustre_issues([named], [A3]) == [
+        ("storage.volumes[0].fileSystemId", "zone 'europe-west4-a' is not in the cluster's region 'us-central1'")
+    ]
+
+
+def test_managed_lustre_needs_gke_nodes_that_mount_it_on_its_own_port() -> None:
+    volumes = [{"name": "ckpt", "backend": "managed-lustre", "size": "18000Gi", "zone": "us-central1-a"}]
+    assert _lustre_issues(volumes, [], kubernetesVersion="1.33.2-gke.1200000") == [
+        (
+            "cluster.kubernetesVersion",
+            "managed-lustre volumes (storage.volumes[0]) need GKE nodes of 1.33.2-gke.4655000 or later, which mount "
+            "Managed Lustre on its own port: use 1.33 or later",
+        )
+    ]
+
+
+def test_two_managed_lustre_file_systems_mounted_on_one_node_need_two_names() -> None:
+    volumes = [
+        {"name": "checkpoints-a", "backend": "managed-lustre", "size": "18000Gi"},
+        {"name": "checkpoints-b", "backend": "managed-lustre", "size": "18000Gi"},
+    ]
+    assert _lustre_issues(volumes, [{**A3, "zone": "us-central1-a"}]) == [
+        (
+            "storage.volumes[1].filesystem",
+            "file system name 'checkpoi' is storage.volumes[0]'s too: a node cannot mount two Managed Lustre file "
+            "systems of one name (the CSI driver refuses the second); set `filesystem` to another name of 1-8 letters "
+            "and digits",
+        )
+    ]
+
+
 def test_an_existing_cluster_gets_no_silent_volume_of_a_clouds_file_system() -> None:
     existing = {"provider": "existing", "name": "lab"}
     volumes = [{"name": "c", "backend": "fsx-lustre", "size": "1Ti"}, {"name": "b", "backend": "s3"}]

@@ -26,17 +26,24 @@ _POOL_OPTIONS = {"delete_before_replace": True, "ignore_changes": ["initial_node
 
 
 def addons_config(volumes: list[VolumeSpec]) -> dict[str, Any]:
-    """GKE's add-ons: the Filestore CSI driver always, the Cloud Storage FUSE CSI driver when a volume is gcs (GKE
-    runs and upgrades it with the cluster, so it has no version of ours)."""
+    """GKE's add-ons: the Filestore CSI driver always, the Cloud Storage FUSE CSI driver when a volume is gcs, the
+    Managed Lustre CSI driver when one is managed-lustre (GKE runs and upgrades them with the cluster, so they have
+    no version of ours)."""
     config: dict[str, Any] = {"gcp_filestore_csi_driver_config": {"enabled": True}}
-    if any(v.backend == "gcs" for v in volumes):
+    backends = {v.backend for v in volumes}
+    if "gcs" in backends:
         config["gcs_fuse_csi_driver_config"] = {"enabled": True}
+    if "managed-lustre" in backends:
+        # Lustre's own port (988) and multi-NIC left at GKE's defaults: the instances are made without
+        # gke_support_enabled (components/gcp/storage.py).
+        config["lustre_csi_driver_config"] = {"enabled": True}
     return config
 
 
 class GkeCluster(pulumi.ComponentResource):
-    """A GKE Standard cluster with Workload Identity and Filestore CSI (and Cloud Storage FUSE CSI for gcs volumes),
-    its system pool, its GPU pools and their GPUDirect networks, and the buckets of its gcs volumes."""
+    """A GKE Standard cluster with Workload Identity and Filestore CSI (Cloud Storage FUSE CSI for gcs volumes, Managed
+    Lustre CSI for managed-lustre ones), its system pool, its GPU pools and their GPUDirect networks, and the buckets
+    and Managed Lustre instances of its volumes."""
 
     cluster: container.Cluster
     """The GKE cluster."""
@@ -64,9 +71,9 @@ class GkeCluster(pulumi.ComponentResource):
         volumes: list[VolumeSpec] | None = None,
         monitoring: dict[str, Any] | None = None,
     ) -> None:
-        """The cluster named in `spec`, a node pool for each (spec, resolved pool) pair, and the buckets of the gcs
-        `volumes`; `monitoring` is its monitoring config (GKE's managed DCGM, components/observability/gke.py), None
-        for GKE's default."""
+        """The cluster named in `spec`, a node pool for each (spec, resolved pool) pair, and the buckets and instances
+        of the gcs and managed-lustre `volumes`; `monitoring` is its monitoring config (GKE's managed DCGM,
+        components/observability/gke.py), None for GKE's default."""
         super().__init__(TOKEN, name, {}, opts)
         volumes = list(volumes or [])
         location = spec.zone or spec.region
@@ -152,10 +159,11 @@ class GkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
         # Filestore volumes are provisioned by GKE's CSI add-on through their StorageClass; gcs volumes need their
-        # buckets, grants and (for buckets made here) PersistentVolumes.
+        # buckets, grants and (for buckets made here) PersistentVolumes; managed-lustre volumes their instances and
+        # PersistentVolumes.
         self.storage: GcpStorage | None = None
         self.storage_objects: list[pulumi.Resource] = []
-        if any(v.backend == "gcs" for v in volumes):
+        if any(v.backend in ("gcs", "managed-lustre") for v in volumes):
             self.storage = GcpStorage(
                 f"{name}-storage",
                 volumes,
@@ -163,6 +171,8 @@ class GkeCluster(pulumi.ComponentResource):
                 region=spec.region,
                 cluster=spec.name,
                 kubernetes=self.provider,
+                network=spec.network,
+                default_zone=gpunetworks.first_zone((pool for _, pool in pools), spec.zone),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             self.storage_objects = list(self.storage.objects)

@@ -86,6 +86,12 @@ def pool_zone(pool: Pool, cluster_zone: str | None) -> str | None:
     return pool.zone or cluster_zone
 
 
+def first_zone(pools: Iterable[Pool], cluster_zone: str | None) -> str | None:
+    """The zone of the first pool that lives in one (a zonal file system's default place, with the GPU nodes that
+    mount it), else a zonal cluster's; None when every pool spans the region of a regional cluster."""
+    return next((zone for pool in pools if (zone := pool_zone(pool, cluster_zone))), cluster_zone)
+
+
 def roce_zone(pools: Iterable[Pool], cluster_zone: str | None) -> str | None:
     """The zone of the cluster's RoCE VPC: that of the pools attaching it (validation makes them one), None
     without."""

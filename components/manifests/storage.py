@@ -10,12 +10,20 @@ from typing import Any
 from components import quantity
 from components.manifests.meta import metadata
 from components.models.cluster import ClusterSpec
-from components.models.storage import LUSTRE_MOUNT_OPTIONS, NFS_MOUNT_OPTIONS, OBJECT_STORES, VolumeSpec
+from components.models.storage import (
+    LUSTRE_BACKENDS,
+    LUSTRE_MOUNT_OPTIONS,
+    NFS_MOUNT_OPTIONS,
+    OBJECT_STORES,
+    VolumeSpec,
+)
 
 NFS_PROVISIONER = "nfs.csi.k8s.io"
 FILESTORE_PROVISIONER = "filestore.csi.storage.gke.io"
 EFS_PROVISIONER = "efs.csi.aws.com"
 FSX_PROVISIONER = "fsx.csi.aws.com"
+MANAGED_LUSTRE_DRIVER = "lustre.csi.storage.gke.io"
+"""GKE's Managed Lustre CSI driver (GoogleCloudPlatform/lustre-csi-driver)."""
 S3_DRIVER = "s3.csi.aws.com"
 """Mountpoint for Amazon S3's CSI driver (awslabs/mountpoint-s3-csi-driver)."""
 GCS_DRIVER = "gcsfuse.csi.storage.gke.io"
@@ -24,9 +32,17 @@ OBJECT_STORE_DRIVERS = (S3_DRIVER, GCS_DRIVER)
 # Backends whose class binds a claim when its first pod is scheduled (volumeBindingMode WaitForFirstConsumer).
 LATE_BINDING = frozenset({"filestore"})
 # Backends whose claim binds to a PersistentVolume made here (static provisioning), not through a class.
-STATIC = frozenset({"fsx-lustre", *OBJECT_STORES})
+STATIC = frozenset({"fsx-lustre", "managed-lustre", *OBJECT_STORES})
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
-_PREFIX = {"nfs": "nfs", "efs": "efs", "fsx-lustre": "fsx", "filestore": "filestore", "s3": "s3", "gcs": "gcs"}
+_PREFIX = {
+    "nfs": "nfs",
+    "efs": "efs",
+    "fsx-lustre": "fsx",
+    "filestore": "filestore",
+    "managed-lustre": "lustre",
+    "s3": "s3",
+    "gcs": "gcs",
+}
 
 # Mountpoint for Amazon S3 (1.22.3, in CSI driver v2.7.0; mountpoint-s3 doc/CONFIGURATION.md). A mount may create
 # files and nothing else unless told: checkpoint rotation deletes old checkpoints (`allow-delete`), and a pointer
@@ -97,7 +113,8 @@ def mount_options(volume: VolumeSpec) -> list[str]:
         cache = volume.read_cache
         files = [f"file-cache:max-size-mb:{mebibytes(cache)}", *GCS_DATA_OPTIONS] if cache else []
         return [*GCS_METADATA_OPTIONS, *files, *prefix]
-    return list({"nfs": NFS_MOUNT_OPTIONS, "fsx-lustre": LUSTRE_MOUNT_OPTIONS}.get(volume.backend, ()))
+    lustre = dict.fromkeys(LUSTRE_BACKENDS, LUSTRE_MOUNT_OPTIONS)
+    return list({"nfs": NFS_MOUNT_OPTIONS, **lustre}.get(volume.backend, ()))
 
 
 def mebibytes(size: str) -> int:
@@ -133,7 +150,7 @@ def filestore_network(volume: VolumeSpec, cluster: ClusterSpec | None) -> str | 
 def storage_class(
     volume: VolumeSpec, file_system_id: Any = None, *, cluster: ClusterSpec | None = None
 ) -> dict[str, Any] | None:
-    """The StorageClass made for a volume, or None where it needs none (storageClass, fsx-lustre, s3, gcs) or
+    """The StorageClass made for a volume, or None where it needs none (storageClass, the Lustre backends, buckets) or
     its file system is not known yet (efs created by the stack: the cloud side makes it then).
 
     `cluster` is the stack's cluster: a Filestore class joins a GKE cluster's network.
@@ -188,7 +205,7 @@ def storage_class(
 
 
 def persistent_volume_name(volume: VolumeSpec) -> str:
-    """The PersistentVolume a static claim binds to: an FSx for Lustre file system's, or a bucket's."""
+    """The PersistentVolume a static claim binds to: a Lustre file system's, or a bucket's."""
     return f"{_PREFIX[volume.backend]}-{volume.namespace}-{volume.name}"[:253]
 
 
@@ -231,6 +248,26 @@ def persistent_volume(
     return _static_volume(volume, csi, reserved=False)
 
 
+def managed_lustre_volume(
+    volume: VolumeSpec, handle: Any = None, ip: Any = None, filesystem: Any = None
+) -> dict[str, Any] | None:
+    """The PersistentVolume of a Managed Lustre instance, kept when released and reserved for its claim; None while
+    its address is unknown (the cloud side makes it once the instance exists).
+
+    `handle` is `<project>/<zone>/<instance id>`, `ip` and `filesystem` the instance's mount point: the driver mounts
+    `<ip>@tcp:/<filesystem>` (GKE, "Access existing Managed Lustre instances"; lustre-csi-driver pkg/csi_driver/
+    node.go reads `ip` and `filesystem`, which every driver version takes).
+    """
+    if volume.backend != "managed-lustre" or handle is None or ip is None or filesystem is None:
+        return None
+    csi = {
+        "driver": MANAGED_LUSTRE_DRIVER,
+        "volumeHandle": handle,
+        "volumeAttributes": {"ip": ip, "filesystem": filesystem},
+    }
+    return _static_volume(volume, csi, reserved=True)
+
+
 def _static_volume(volume: VolumeSpec, csi: dict[str, Any], *, reserved: bool) -> dict[str, Any]:
     """A statically provisioned PersistentVolume of a volume: its CSI source, kept when released, with the volume's
     mount options; `reserved` binds it to the volume's claim alone (claimRef)."""
@@ -256,7 +293,7 @@ def _static_volume(volume: VolumeSpec, csi: dict[str, Any], *, reserved: bool) -
 
 
 def persistent_volume_claim(volume: VolumeSpec) -> dict[str, Any]:
-    """The claim jobs mount: by StorageClass, or bound to its PersistentVolume (FSx for Lustre, buckets)."""
+    """The claim jobs mount: by StorageClass, or bound to its PersistentVolume (Lustre file systems, buckets)."""
     spec: dict[str, Any] = {"accessModes": [volume.access_mode]}
     if volume.backend in STATIC:
         spec |= {"storageClassName": "", "volumeName": persistent_volume_name(volume)}

@@ -8,12 +8,15 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from components import quantity
+from components.gcp import filesystems as managed_lustre
 from components.models.base import DnsLabel, ObjectName, Quantity, Spec, at, check_variant_fields
 
-Backend = Literal["efs", "fsx-lustre", "filestore", "nfs", "storageClass", "s3", "gcs"]
+Backend = Literal["efs", "fsx-lustre", "filestore", "managed-lustre", "nfs", "storageClass", "s3", "gcs"]
 Use = Literal["data", "checkpoints"]
 """What an object-store volume is for: data (read through a cache) | checkpoints (written, rotated)."""
 
+LUSTRE_BACKENDS = ("fsx-lustre", "managed-lustre")
+"""Backends that are Lustre file systems: FSx for Lustre (EKS) and Google Cloud Managed Lustre (GKE)."""
 OBJECT_STORES = ("s3", "gcs")
 """Backends that mount a bucket through a FUSE CSI driver: Mountpoint for Amazon S3, Cloud Storage FUSE."""
 OBJECT_STORE_CAPACITY = "1Pi"
@@ -31,6 +34,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "efs": ("size",),
     "fsx-lustre": ("size",),
     "filestore": ("size",),
+    "managed-lustre": ("size",),
     "s3": (),
     "gcs": (),
 }
@@ -38,18 +42,19 @@ _ONLY_FOR: dict[str, tuple[str, ...]] = {
     "server": ("nfs",),
     "share": ("nfs",),
     "className": ("storageClass",),
-    "fileSystemId": ("efs", "fsx-lustre"),
+    "fileSystemId": ("efs", "fsx-lustre", "managed-lustre"),
     "s3ImportPath": ("fsx-lustre",),
     "tier": ("filestore",),
     "connectMode": ("filestore",),
-    "zone": ("fsx-lustre",),
+    "zone": ("fsx-lustre", "managed-lustre"),
+    "filesystem": ("managed-lustre",),
     "metadataConfiguration": ("fsx-lustre",),
     "bucket": OBJECT_STORES,
     "prefix": OBJECT_STORES,
     "use": OBJECT_STORES,
     "cacheSize": OBJECT_STORES,
     # Every backend whose class or volume is made here; a named storageClass carries its own.
-    "mountOptions": ("nfs", "filestore", "efs", "fsx-lustre", *OBJECT_STORES),
+    "mountOptions": ("nfs", "filestore", "efs", "fsx-lustre", "managed-lustre", *OBJECT_STORES),
 }
 # Bucket names (S3 User Guide, "General purpose bucket naming rules"; Cloud Storage, "Bucket names"): 3-63
 # lower-case letters, digits, dots and hyphens (GCS also underscores), starting and ending with a letter or
@@ -117,7 +122,7 @@ class VolumeSpec(Spec):
     namespace: DnsLabel = "training"
     """Namespace of the claim. Default: training."""
     backend: Backend
-    """efs | fsx-lustre | filestore | nfs | storageClass | s3 | gcs. Required."""
+    """efs | fsx-lustre | filestore | managed-lustre | nfs | storageClass | s3 | gcs. Required."""
     size: Quantity | None = None
     """Requested capacity, e.g. 2Ti. Required, except for s3 and gcs: a bucket has no capacity, and their
     claims state 1Pi, which the drivers ignore."""
@@ -131,7 +136,9 @@ class VolumeSpec(Spec):
     class_name: str | None = None
     """storageClass: an existing StorageClass. Required for storageClass."""
     file_system_id: str | None = None
-    """efs / fsx-lustre: use this file system instead of creating one. Default: create one."""
+    """efs / fsx-lustre / managed-lustre: use this file system instead of creating one (managed-lustre: the
+    instance's id, in `zone` of the cluster's project, or its full name projects/<project>/locations/<zone>/
+    instances/<id>). Default: create one."""
     s3_import_path: str | None = Field(default=None, pattern=r"^s3://")
     """fsx-lustre: link the file system to this S3 prefix. Default: none."""
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] | None = None
@@ -140,10 +147,16 @@ class VolumeSpec(Spec):
     """filestore: how the instance joins the VPC; PRIVATE_SERVICE_ACCESS for a Shared VPC (the network is
     then passed as projects/<project>/global/networks/<name>). Default: DIRECT_PEERING (the driver's)."""
     zone: str | None = None
-    """fsx-lustre: the zone of the file system (one subnet). Default: the zone of the first GPU pool."""
+    """fsx-lustre / managed-lustre: the zone of the file system (FSx: one subnet). Default: the zone of the first
+    GPU pool."""
     throughput_per_tib: Literal[125, 250, 500, 1000] | None = Field(default=None, alias="throughputPerTiB")
-    """fsx-lustre: the PERSISTENT_2 throughput tier in MB/s per TiB (file system throughput = capacity x
-    tier; it can be changed in place). Default: 500 (24 TiB give 12 GB/s)."""
+    """fsx-lustre / managed-lustre: the throughput tier in MB/s per TiB (file system throughput = capacity x
+    tier). FSx (PERSISTENT_2) changes it in place; Managed Lustre fixes it when the instance is made, and it sets
+    the capacity steps. Default: fsx-lustre 500 (24 TiB give 12 GB/s), managed-lustre 1000 (9,000 GiB give
+    8.8 GB/s)."""
+    filesystem: str | None = None
+    """managed-lustre: the Lustre file system name of an instance made here, which `lfs` and mounts use (1-8
+    letters and digits, starting with a letter). Default: the letters and digits of the volume's name, at most 8."""
     metadata_configuration: LustreMetadataSpec | None = None
     """fsx-lustre: metadata IOPS, `{mode: AUTOMATIC}` or `{mode: USER_PROVISIONED, iops: N}`.
     Default: not sent, so FSx applies its own default for the file system."""
@@ -163,10 +176,10 @@ class VolumeSpec(Spec):
     """s3 / gcs data volumes: the read cache each node keeps on its disks (the local NVMe / SSD where the pool
     has them); "0" turns it off. Default: 100Gi."""
     mount_options: list[str] | None = None
-    """nfs / filestore / efs / fsx-lustre / s3 / gcs: the mount options of the class or volume made here,
-    replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
-    fsx-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those of their `use` (see
-    README, "Object-store volumes")."""
+    """nfs / filestore / efs / fsx-lustre / managed-lustre / s3 / gcs: the mount options of the class or volume
+    made here, replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576,
+    hard`; fsx-lustre and managed-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those
+    of their `use` (see README, "Object-store volumes")."""
 
     @field_validator("mount_options")
     @classmethod
@@ -187,18 +200,53 @@ class VolumeSpec(Spec):
             applies="`{key}` applies to the {variants} backend, not {variant}",
         )
         # Not in _ONLY_FOR: its key does not follow the camelCase-to-snake_case rule (TiB).
-        if self.throughput_per_tib is not None and self.backend != "fsx-lustre":
-            raise at("throughputPerTiB", f"`throughputPerTiB` applies to the fsx-lustre backend, not {self.backend}")
+        if self.throughput_per_tib is not None and self.backend not in LUSTRE_BACKENDS:
+            raise at(
+                "throughputPerTiB",
+                f"`throughputPerTiB` applies to the {' / '.join(LUSTRE_BACKENDS)} backend, not {self.backend}",
+            )
         self._object_store_fields()
+        if self.backend == "managed-lustre":
+            self._managed_lustre_fields()
         if self.file_system_id is not None:
             made_here = {
                 "throughputPerTiB": self.throughput_per_tib,
                 "metadataConfiguration": self.metadata_configuration,
+                "filesystem": self.filesystem,
             }
             for key, value in made_here.items():
                 if value is not None:
                     raise at(key, f"`{key}` applies to a file system made here, not one named by `fileSystemId`")
         return self
+
+    def _managed_lustre_fields(self) -> None:
+        """A file system name, an instance reference and a capacity Managed Lustre accepts."""
+        if self.filesystem is not None and not managed_lustre.valid_filesystem(self.filesystem):
+            raise at(
+                "filesystem",
+                f"'{self.filesystem}' is not a Managed Lustre file system name: 1-8 letters and digits, starting "
+                "with a letter",
+            )
+        if self.file_system_id is not None:
+            if not managed_lustre.valid_instance_reference(self.file_system_id):
+                raise at(
+                    "fileSystemId",
+                    f"'{self.file_system_id}' names no Managed Lustre instance: write its id (lower-case letters, "
+                    "digits and hyphens, starting with a letter) or projects/<project>/locations/<zone>/instances/<id>",
+                )
+            _, zone, _ = managed_lustre.named_instance(self.file_system_id)
+            if zone is not None and self.zone is not None and zone != self.zone:
+                raise at("zone", f"`fileSystemId` names an instance in {zone}, not {self.zone}: drop `zone`")
+            return
+        assert self.size is not None  # required above
+        tier = self.lustre_throughput
+        if managed_lustre.capacity_gib(self.size, tier) is None:
+            largest = managed_lustre.MANAGED_LUSTRE_TIERS[tier].maximum
+            raise at(
+                "size",
+                f"{self.size} is more than a Managed Lustre instance of {tier} MB/s per TiB holds ({largest:,} GiB): "
+                "split the data over volumes, or pick a lower throughputPerTiB, whose instances are larger",
+            )
 
     def _object_store_fields(self) -> None:
         """A bucket name the cloud accepts, a relative prefix, and a use its access mode allows."""
@@ -243,8 +291,19 @@ class VolumeSpec(Spec):
 
     @property
     def lustre_throughput(self) -> int:
-        """The FSx for Lustre throughput tier, MB/s/TiB: the volume's or the default."""
-        return self.throughput_per_tib or LUSTRE_THROUGHPUT_PER_TIB
+        """The Lustre throughput tier, MB/s/TiB: the volume's or its backend's default."""
+        if self.throughput_per_tib is not None:
+            return self.throughput_per_tib
+        return (
+            managed_lustre.MANAGED_LUSTRE_DEFAULT_TIER
+            if self.backend == "managed-lustre"
+            else LUSTRE_THROUGHPUT_PER_TIB
+        )
+
+    @property
+    def lustre_filesystem(self) -> str:
+        """The file system name of a Managed Lustre instance made here: the volume's, or one from its name."""
+        return self.filesystem or managed_lustre.default_filesystem(self.name)
 
 
 class StorageConfig(Spec):

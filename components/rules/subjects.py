@@ -24,6 +24,7 @@ FILE_SYSTEMS = (
     "aws:efs/fileSystem:FileSystem",
     "aws:fsx/lustreFileSystem:LustreFileSystem",
     "gcp:filestore/instance:Instance",
+    "gcp:lustre/instance:Instance",
     "aws:s3/bucket:Bucket",
     "gcp:storage/bucket:Bucket",
 )

@@ -202,11 +202,19 @@ def test_gke_pools() -> None:
     assert violations("gpu-pool-taints", [pool])
 
 
+@pytest.mark.parametrize(
+    ("resource_type", "props"),
+    [
+        ("aws:fsx/lustreFileSystem:LustreFileSystem", {"storageCapacity": 2400}),
+        ("gcp:lustre/instance:Instance", {"capacityGib": "18000"}),
+    ],
+)
+def test_lustre_file_systems_must_be_protected(resource_type: str, props: dict[str, Any]) -> None:
+    assert violations("storage-retained", [resource(resource_type, props, "ckpt")])
+    assert violations("storage-retained", [resource(resource_type, props, "ckpt", protect=True)]) == []
+
+
 def test_storage_must_be_protected_and_retained() -> None:
-    lustre = resource("aws:fsx/lustreFileSystem:LustreFileSystem", {"storageCapacity": 2400}, "ckpt")
-    assert violations("storage-retained", [lustre])
-    kept = resource("aws:fsx/lustreFileSystem:LustreFileSystem", {"storageCapacity": 2400}, "ckpt", protect=True)
-    assert violations("storage-retained", [kept]) == []
     deleting = {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",

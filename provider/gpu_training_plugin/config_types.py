@@ -771,6 +771,7 @@ class Backend(StrEnum):
     EFS = "efs"
     FSX_LUSTRE = "fsx-lustre"
     FILESTORE = "filestore"
+    MANAGED_LUSTRE = "managed-lustre"
     NFS = "nfs"
     STORAGE_CLASS = "storageClass"
     S3 = "s3"
@@ -836,7 +837,7 @@ class VolumeSpec(TypedDict):
     namespace: NotRequired[str]
     """Namespace of the claim. Default: training."""
     backend: Backend
-    """efs | fsx-lustre | filestore | nfs | storageClass | s3 | gcs. Required."""
+    """efs | fsx-lustre | filestore | managed-lustre | nfs | storageClass | s3 | gcs. Required."""
     size: NotRequired[str]
     """Requested capacity, e.g. 2Ti. Required, except for s3 and gcs: a bucket has no capacity, and their
 claims state 1Pi, which the drivers ignore."""
@@ -850,7 +851,9 @@ node of a job mounts it)."""
     class_name: NotRequired[str]
     """storageClass: an existing StorageClass. Required for storageClass."""
     file_system_id: NotRequired[str]
-    """efs / fsx-lustre: use this file system instead of creating one. Default: create one."""
+    """efs / fsx-lustre / managed-lustre: use this file system instead of creating one (managed-lustre: the
+instance's id, in `zone` of the cluster's project, or its full name projects/<project>/locations/<zone>/
+instances/<id>). Default: create one."""
     s3_import_path: NotRequired[str]
     """fsx-lustre: link the file system to this S3 prefix. Default: none."""
     tier: NotRequired[VolumeSpecTier]
@@ -859,10 +862,16 @@ node of a job mounts it)."""
     """filestore: how the instance joins the VPC; PRIVATE_SERVICE_ACCESS for a Shared VPC (the network is
 then passed as projects/<project>/global/networks/<name>). Default: DIRECT_PEERING (the driver's)."""
     zone: NotRequired[str]
-    """fsx-lustre: the zone of the file system (one subnet). Default: the zone of the first GPU pool."""
+    """fsx-lustre / managed-lustre: the zone of the file system (FSx: one subnet). Default: the zone of the first
+GPU pool."""
     throughput_per_ti_b: NotRequired[VolumeSpecThroughputPerTib]
-    """fsx-lustre: the PERSISTENT_2 throughput tier in MB/s per TiB (file system throughput = capacity x
-tier; it can be changed in place). Default: 500 (24 TiB give 12 GB/s)."""
+    """fsx-lustre / managed-lustre: the throughput tier in MB/s per TiB (file system throughput = capacity x
+tier). FSx (PERSISTENT_2) changes it in place; Managed Lustre fixes it when the instance is made, and it sets
+the capacity steps. Default: fsx-lustre 500 (24 TiB give 12 GB/s), managed-lustre 1000 (9,000 GiB give
+8.8 GB/s)."""
+    filesystem: NotRequired[str]
+    """managed-lustre: the Lustre file system name of an instance made here, which `lfs` and mounts use (1-8
+letters and digits, starting with a letter). Default: the letters and digits of the volume's name, at most 8."""
     metadata_configuration: NotRequired[LustreMetadataSpec]
     """fsx-lustre: metadata IOPS, `{mode: AUTOMATIC}` or `{mode: USER_PROVISIONED, iops: N}`.
 Default: not sent, so FSx applies its own default for the file system."""
@@ -882,10 +891,10 @@ is ReadOnlyMany, else checkpoints."""
     """s3 / gcs data volumes: the read cache each node keeps on its disks (the local NVMe / SSD where the pool
 has them); "0" turns it off. Default: 100Gi."""
     mount_options: NotRequired[list[str]]
-    """nfs / filestore / efs / fsx-lustre / s3 / gcs: the mount options of the class or volume made here,
-replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576, hard`;
-fsx-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those of their `use` (see
-README, "Object-store volumes")."""
+    """nfs / filestore / efs / fsx-lustre / managed-lustre / s3 / gcs: the mount options of the class or volume
+made here, replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576,
+hard`; fsx-lustre and managed-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those
+of their `use` (see README, "Object-store volumes")."""
 
 
 class StorageConfig(TypedDict):

@@ -8,6 +8,7 @@ import pytest
 
 from components.manifests.storage import (
     bucket_volume,
+    managed_lustre_volume,
     persistent_volume,
     persistent_volume_claim,
     pod_annotations,
@@ -208,6 +209,31 @@ def test_fsx_mount_options_override() -> None:
     assert_valid(pv)
 
 
+def test_a_managed_lustre_claim_binds_to_the_instances_volume_reserved_for_it() -> None:
+    v = volume(name="checkpoints", backend="managed-lustre", size="18000Gi")
+    assert storage_class(v, cluster=GKE) is None, "the instance is made by the stack, not the driver"
+    claim = persistent_volume_claim(v)
+    assert claim["spec"]["storageClassName"] == "" and claim["spec"]["volumeName"] == "lustre-training-checkpoints"
+    assert managed_lustre_volume(v) is None, "unknown until the instance exists"
+    pv = managed_lustre_volume(v, "ml-prod/us-central1-a/train-training-checkpoints", "10.90.1.4", "checkpoi")
+    assert pv is not None
+    assert_valid(pv, claim)
+    spec = pv["spec"]
+    assert pv["metadata"]["name"] == claim["spec"]["volumeName"]
+    assert spec["csi"] == {
+        "driver": "lustre.csi.storage.gke.io",
+        "volumeHandle": "ml-prod/us-central1-a/train-training-checkpoints",
+        "volumeAttributes": {"ip": "10.90.1.4", "filesystem": "checkpoi"},
+    }
+    assert spec["claimRef"] == {"namespace": "training", "name": "checkpoints"}, "reserved for its own claim"
+    assert spec["persistentVolumeReclaimPolicy"] == "Retain" and spec["storageClassName"] == ""
+    assert spec["capacity"] == claim["spec"]["resources"]["requests"] == {"storage": "18000Gi"}
+    assert spec["mountOptions"] == ["flock"], "coherent flock across nodes, as FSx's"
+    own = managed_lustre_volume(v.model_copy(update={"mount_options": ["flock", "noatime"]}), "h", "10.0.0.2", "fs")
+    assert own is not None and own["spec"]["mountOptions"] == ["flock", "noatime"]
+    assert managed_lustre_volume(volume(name="c", backend="fsx-lustre", size="1200Gi"), "h", "ip", "fs") is None
+
+
 def test_each_volume_gets_its_own_class() -> None:
     a = volume(**NFS)
     b = volume(**{**NFS, "name": "training-dataset", "share": "/exports/dataset"})
@@ -234,6 +260,7 @@ def test_same_claim_name_in_two_namespaces_does_not_share_a_class() -> None:
         {**NFS, "mountOptions": ["nfsvers=4.2", "nconnect=16"]},
         {"name": "shared", "backend": "storageClass", "className": "ceph-cephfs", "size": "500Gi"},
         {"name": "fsx", "backend": "fsx-lustre", "size": "1200Gi"},
+        {"name": "lustre", "backend": "managed-lustre", "size": "18000Gi"},
     ],
 )
 def test_validates(fields: dict[str, Any]) -> None:

@@ -39,9 +39,12 @@ def test_a_throughput_persistent_2_does_not_offer() -> None:
     assert found[0] == "storage.volumes[0].throughputPerTiB"
 
 
-def test_throughput_applies_to_fsx_only() -> None:
+def test_throughput_applies_to_the_lustre_backends_only() -> None:
     assert issues({**NFS, "throughputPerTiB": 500}) == [
-        ("storage.volumes[0].throughputPerTiB", "`throughputPerTiB` applies to the fsx-lustre backend, not nfs")
+        (
+            "storage.volumes[0].throughputPerTiB",
+            "`throughputPerTiB` applies to the fsx-lustre / managed-lustre backend, not nfs",
+        )
     ]
 
 
@@ -168,3 +171,82 @@ def test_mountpoint_serves_no_read_write_once_volume() -> None:
         ("storage.volumes[0].accessMode", "Mountpoint serves ReadWriteMany and ReadOnlyMany volumes, not ReadWriteOnce")
     ]
     assert VolumeSpec.model_validate({**GCS, "accessMode": "ReadWriteOnce"}).object_use == "checkpoints"
+
+
+# Google Cloud Managed Lustre (managed-lustre).
+
+LUSTRE = {"name": "training-checkpoints", "backend": "managed-lustre", "size": "18000Gi"}
+
+
+def test_managed_lustre_defaults_to_the_1000_tier_and_a_file_system_named_after_the_volume() -> None:
+    v = VolumeSpec.model_validate(LUSTRE)
+    assert (v.lustre_throughput, v.lustre_filesystem) == (1000, "training")
+    assert VolumeSpec.model_validate({**LUSTRE, "name": "2024-ckpt"}).lustre_filesystem == "ckpt"
+    assert VolumeSpec.model_validate({**LUSTRE, "name": "123"}).lustre_filesystem == "lustre"
+    named = VolumeSpec.model_validate({**LUSTRE, "throughputPerTiB": 250, "filesystem": "ckpt1"})
+    assert (named.lustre_throughput, named.lustre_filesystem) == (250, "ckpt1")
+    assert issues({"name": "c", "backend": "managed-lustre"}) == [
+        ("storage.volumes[0].size", "the managed-lustre backend needs `size`")
+    ]
+
+
+def test_a_throughput_managed_lustre_does_not_offer_is_named() -> None:
+    assert issues({**LUSTRE, "throughputPerTiB": 2000}) == [
+        ("storage.volumes[0].throughputPerTiB", "must be one of 125, 250, 500 or 1000 (got 2000)")
+    ]
+
+
+@pytest.mark.parametrize("name", ["checkpoints", "1ckpt", "ckpt-1", ""])
+def test_a_file_system_name_managed_lustre_refuses_is_an_error(name: str) -> None:
+    assert issues({**LUSTRE, "filesystem": name}) == [
+        (
+            "storage.volumes[0].filesystem",
+            f"'{name}' is not a Managed Lustre file system name: 1-8 letters and digits, starting with a letter",
+        )
+    ]
+
+
+def test_a_size_over_the_tiers_largest_instance_names_the_limit() -> None:
+    assert issues({**LUSTRE, "size": "10Pi"}) == [
+        (
+            "storage.volumes[0].size",
+            "10Pi is more than a Managed Lustre instance of 1000 MB/s per TiB holds (10,008,000 GiB): split the data "
+            "over volumes, or pick a lower throughputPerTiB, whose instances are larger",
+        )
+    ]
+    assert VolumeSpec.model_validate({**LUSTRE, "size": "10Pi", "throughputPerTiB": 500}).size == "10Pi"
+
+
+def test_an_existing_instance_is_named_by_its_id_or_full_name() -> None:
+    for name in ("shared-lustre", "projects/data-project/locations/us-central1-b/instances/shared-lustre"):
+        assert VolumeSpec.model_validate({**LUSTRE, "fileSystemId": name}).file_system_id == name
+    assert issues({**LUSTRE, "fileSystemId": "Shared_Lustre"}) == [
+        (
+            "storage.volumes[0].fileSystemId",
+            "'Shared_Lustre' names no Managed Lustre instance: write its id (lower-case letters, digits and hyphens, "
+            "starting with a letter) or projects/<project>/locations/<zone>/instances/<id>",
+        )
+    ]
+    full = {**LUSTRE, "fileSystemId": "projects/p/locations/us-central1-b/instances/shared", "zone": "us-central1-a"}
+    assert issues(full) == [
+        ("storage.volumes[0].zone", "`fileSystemId` names an instance in us-central1-b, not us-central1-a: drop `zone`")
+    ]
+
+
+@pytest.mark.parametrize(("key", "value"), [("throughputPerTiB", 500), ("filesystem", "ckpt")])
+def test_settings_of_an_instance_made_here_do_not_apply_to_a_named_one(key: str, value: Any) -> None:
+    assert issues({**LUSTRE, "fileSystemId": "shared", key: value}) == [
+        (f"storage.volumes[0].{key}", f"`{key}` applies to a file system made here, not one named by `fileSystemId`")
+    ]
+
+
+def test_managed_lustre_keys_apply_to_it_alone() -> None:
+    assert issues({**NFS, "filesystem": "ckpt"}) == [
+        ("storage.volumes[0].filesystem", "`filesystem` applies to the managed-lustre backend, not nfs")
+    ]
+    assert issues({**LUSTRE, "metadataConfiguration": {}}) == [
+        (
+            "storage.volumes[0].metadataConfiguration",
+            "`metadataConfiguration` applies to the fsx-lustre backend, not managed-lustre",
+        )
+    ]

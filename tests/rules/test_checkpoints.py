@@ -143,6 +143,13 @@ def test_a_volume_the_rule_cannot_see_is_not_judged() -> None:
     assert found_with(claim(), bucket("nfs.csi.k8s.io", [])) == [], "a file system writes as it is"
 
 
+def test_a_lustre_volume_is_durable_and_writable() -> None:
+    for driver in ("lustre.csi.storage.gke.io", "fsx.csi.aws.com"):
+        assert found_with(claim(), bucket(driver, ["flock"])) == [], driver
+    (rox,) = found_with(claim(), bucket("lustre.csi.storage.gke.io", ["flock"], access="ReadOnlyMany"))
+    assert rox[1].endswith("on a mount it cannot write: its volume is ReadOnlyMany")
+
+
 def test_check_of_a_stack_finds_a_bucket_volume_with_its_checkpoint_options_replaced() -> None:
     config = {
         "cluster": {"provider": "aws", "name": "train", "region": "us-east-1"},

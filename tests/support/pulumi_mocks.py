@@ -62,6 +62,11 @@ CLOUD_OUTPUTS: dict[str, Any] = {
     },
     # S3 names a bucket made from a prefix with the prefix and a unique suffix.
     "aws:s3/bucket:Bucket": lambda inputs: {"bucket": f"{inputs.get('bucketPrefix', '')}20260801000000000000000001"},
+    # Managed Lustre gives an instance an address in the VPC's private services access range; a read of a named one
+    # (no inputs) finds file system `shared`.
+    "gcp:lustre/instance:Instance": lambda inputs: {
+        "mountPoint": f"10.90.1.4@tcp:/{inputs.get('filesystem', 'shared')}"
+    },
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},

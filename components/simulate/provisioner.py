@@ -34,6 +34,8 @@ API = "autoscaling.x-k8s.io/v1"
 KIND = "ProvisioningRequest"
 GPU = "nvidia.com/gpu"
 INTERVAL = 0.5
+RETRIED = frozenset({409, 429, 503, 504})
+"""The API server's answers that mean "try again": a conflict, too many requests, unavailable, timed out."""
 REASON = "SimulatedProvisioning"
 """The reason on the conditions it sets, so a reader of the request knows who answered it."""
 
@@ -85,7 +87,12 @@ class Provisioner:
                 return
             try:
                 self.sync()
-            except (ClientError, OSError) as exc:  # the API server is going away, or refused one request
+            except ClientError as exc:
+                # A conflict, or the server asking to come back later (a new CRD's watch cache answers 429 "storage
+                # is (re)initializing" for a moment): the next round asks again, as the autoscaler's informers would.
+                if exc.code not in RETRIED:
+                    self.errors.append(str(exc))
+            except OSError as exc:  # the API server is going away
                 self.errors.append(str(exc))
             time.sleep(INTERVAL)
 

@@ -152,33 +152,24 @@ def write_rate(volume: VolumeSpec, machine: catalog.MachineType | None) -> Write
     """What bounds writes to a volume from nodes of `machine` (None: not catalogued)."""
     nic, nic_basis = node_network(machine)
     backend = volume.backend
-    if backend == "fsx-lustre":
+    if backend in ("fsx-lustre", "managed-lustre"):
         if volume.file_system_id is not None:
+            named = "a file system" if backend == "fsx-lustre" else "an instance"
             return WriteRate(
                 None,
-                "a file system named by fileSystemId: its capacity and tier are not known here",
+                f"{named} named by fileSystemId: its capacity and tier are not known here",
                 nic,
                 nic_basis,
                 known=False,
             )
         assert volume.size is not None  # enforced by VolumeSpec
-        gib = lustre_capacity_gib(volume.size)
-        # Throughput is capacity x tier (FSx for Lustre User Guide, "Managing throughput capacity").
-        mbps = gib / 1024 * volume.lustre_throughput
-        return WriteRate(mbps, f"{gib} GiB x {volume.lustre_throughput} MB/s/TiB", nic, nic_basis)
-    if backend == "managed-lustre":
-        if volume.file_system_id is not None:
-            return WriteRate(
-                None,
-                "an instance named by fileSystemId: its capacity and tier are not known here",
-                nic,
-                nic_basis,
-                known=False,
-            )
-        assert volume.size is not None  # enforced by VolumeSpec
-        gib = managed_lustre.capacity_gib(volume.size, volume.lustre_throughput)
+        if backend == "fsx-lustre":
+            gib: int | None = lustre_capacity_gib(volume.size)
+        else:
+            gib = managed_lustre.capacity_gib(volume.size, volume.lustre_throughput)
         assert gib is not None  # VolumeSpec refuses a size over the tier's largest
-        # Throughput is capacity x tier, as FSx's (Managed Lustre, "Performance tiers": MBps per TiB).
+        # Throughput is capacity x tier on both (FSx for Lustre User Guide, "Managing throughput capacity"; Managed
+        # Lustre, "Performance tiers": MBps per TiB).
         mbps = gib / 1024 * volume.lustre_throughput
         return WriteRate(mbps, f"{gib} GiB x {volume.lustre_throughput} MB/s/TiB", nic, nic_basis)
     if backend == "efs":

@@ -76,8 +76,10 @@ class AwsStorage(pulumi.ComponentResource):
         super().__init__(TOKEN, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         keep = pulumi.ResourceOptions.merge(child, KEEP)
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=kubernetes)
-        self._kubernetes = kubernetes
+        # The Kubernetes objects that lead to data (classes, volumes) are kept like the data itself.
+        self._kept_on_cluster = pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(parent=self, provider=kubernetes), KEEP
+        )
         efs_volumes = [v for v in volumes if v.backend == "efs"]
         lustre_volumes = [v for v in volumes if v.backend == "fsx-lustre"]
         self.efs_csi_role_arn: pulumi.Output[str] | None = None
@@ -168,7 +170,7 @@ class AwsStorage(pulumi.ComponentResource):
                 file_system_id = system.id
             cls = storage_class(volume, file_system_id)
             assert cls is not None
-            self.objects.append(kube_object(logical_name(cls), cls, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+            self.objects.append(kube_object(logical_name(cls), cls, self._kept_on_cluster))
 
         for volume in lustre_volumes:
             if volume.file_system_id is not None:
@@ -179,7 +181,7 @@ class AwsStorage(pulumi.ComponentResource):
                 )
                 pv = persistent_volume(volume, system.id, system.dns_name, system.mount_name)
                 assert pv is not None
-                self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+                self.objects.append(kube_object(logical_name(pv), pv, self._kept_on_cluster))
                 continue
             # A Lustre file system lives in one subnet: the zone of the GPU nodes that read it.
             zone = volume.zone or default_zone
@@ -213,7 +215,7 @@ class AwsStorage(pulumi.ComponentResource):
                 )
             pv = persistent_volume(volume, system.id, system.dns_name, system.mount_name)
             assert pv is not None
-            self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+            self.objects.append(kube_object(logical_name(pv), pv, self._kept_on_cluster))
         self.register_outputs({})
 
     def _buckets(
@@ -230,7 +232,6 @@ class AwsStorage(pulumi.ComponentResource):
         reaches exactly those buckets."""
         child = pulumi.ResourceOptions(parent=self)
         keep = pulumi.ResourceOptions.merge(child, KEEP)
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=self._kubernetes)
         grants: list[pulumi.Output[policies.BucketGrant]] = []
         for volume in volumes:
             key = f"{volume.namespace}/{volume.name}"
@@ -260,7 +261,7 @@ class AwsStorage(pulumi.ComponentResource):
                 self.buckets[key] = bucket.bucket
                 pv = bucket_volume(volume, bucket.bucket)
                 assert pv is not None
-                self.objects.append(kube_object(logical_name(pv), pv, pulumi.ResourceOptions.merge(on_cluster, KEEP)))
+                self.objects.append(kube_object(logical_name(pv), pv, self._kept_on_cluster))
             grants.append(self.buckets[key].apply(lambda b, v=volume: bucket_grant(v, b)))
         role = iam.Role(f"{name}-s3-csi", assume_role_policy=policies.pod_identity_trust_policy(), opts=child)
         iam.RolePolicy(

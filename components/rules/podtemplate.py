@@ -32,12 +32,7 @@ class PodTemplate:
     @property
     def gpus(self) -> int:
         """GPUs one pod requests (limits, where GPUs are set)."""
-        total = 0
-        for container in self.spec.get("containers", []):
-            resources = container.get("resources") or {}
-            value = (resources.get("limits") or {}).get(GPU) or (resources.get("requests") or {}).get(GPU)
-            total += count(value, 0)
-        return total
+        return gpus_of(self.spec)
 
     @property
     def annotations(self) -> dict[str, Any]:
@@ -83,6 +78,16 @@ class PodTemplate:
         if not isinstance(items, list):
             return None
         return [(str(i.get("interfaceName", "")), str(i.get("network", ""))) for i in items if isinstance(i, dict)]
+
+
+def gpus_of(spec: dict[str, Any]) -> int:
+    """GPUs a pod (spec) requests: its containers' limits, else requests (an extended resource's are equal)."""
+    total = 0
+    for container in spec.get("containers", []):
+        resources = container.get("resources") or {}
+        value = (resources.get("limits") or {}).get(GPU) or (resources.get("requests") or {}).get(GPU)
+        total += count(value, 0)
+    return total
 
 
 def count(value: Any, default: Any) -> Any:

@@ -27,12 +27,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from components.pool import Pool
+from components.rules.podtemplate import gpus_of
 from components.simulate import nodes
 from components.simulate.client import Client, ClientError, conditions_of
 
 API = "autoscaling.x-k8s.io/v1"
 KIND = "ProvisioningRequest"
-GPU = "nvidia.com/gpu"
 INTERVAL = 0.5
 RETRIED = frozenset({409, 429, 503, 504})
 """The API server's answers that mean "try again": a conflict, too many requests, unavailable, timed out."""
@@ -121,7 +121,7 @@ class Provisioner:
             if pool is None:
                 self._set(client, request, "Failed", "True", f"no pool of the stack matches {meta['name']}'s pods")
                 return
-            per_node = max(1, pool.gpus_per_node // max(1, _gpus(spec)))
+            per_node = max(1, pool.gpus_per_node // max(1, gpus_of(spec)))
             demand[pool.name] = demand.get(pool.name, 0) + math.ceil(int(pod_set["count"]) / per_node)
         held: list[str] = []
         for name, count in demand.items():
@@ -159,7 +159,7 @@ class Provisioner:
         busy = {
             p["spec"].get("nodeName")
             for p in client.list("v1", "Pod")
-            if _gpus(p["spec"]) and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+            if gpus_of(p["spec"]) and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
         }
         held = {name for names in self._booked.values() for name in names}
         return [n["metadata"]["name"] for n in self._nodes_of(client, pool) if n["metadata"]["name"] not in busy | held]
@@ -186,15 +186,6 @@ class Provisioner:
         path = client.path_of(request) + "/status"
         body = {"status": {"conditions": list(conditions.values())}}
         client.request("PATCH", path, json.dumps(body).encode(), "application/merge-patch+json")
-
-
-def _gpus(spec: dict[str, Any]) -> int:
-    """The GPUs a pod (spec) asks for: its containers' requests, else limits."""
-    total = 0
-    for container in spec.get("containers", []):
-        resources = container.get("resources", {})
-        total += int(resources.get("requests", {}).get(GPU) or resources.get("limits", {}).get(GPU) or 0)
-    return total
 
 
 def _next_index(existing: list[dict[str, Any]]) -> int:

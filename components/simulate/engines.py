@@ -113,6 +113,12 @@ def _env() -> dict[str, str]:
     }
 
 
+LEAN = ("-gcflags=all=-dwarf=false",)
+"""What every engine is built with beyond its own flags: no DWARF from the compiler, and (in `_ldflags`) none from
+the linker nor a symbol table (`-s -w`). The engines are test binaries: nobody debugs them, and a panic's stack
+trace still names every function (that is the pclntab, which stays). Measured in docs/benchmarks.md."""
+
+
 def _go_version() -> str:
     out = subprocess.run([go(), "env", "GOVERSION"], capture_output=True, text=True, env=_env(), check=False)
     return out.stdout.strip()
@@ -142,19 +148,25 @@ def _stamps(engine: Engine) -> dict[str, str]:
 
 
 def _ldflags(engine: Engine) -> list[str]:
-    """The linker flags that stamp `engine.stamp`'s pinned version into its binaries (none without a stamp)."""
+    """The linker flags: no symbol table nor DWARF, and `engine.stamp`'s pinned version stamped in (if any)."""
     stamps = _stamps(engine)
-    return ["-ldflags", " ".join(f"-X {var}={value}" for var, value in stamps.items())] if stamps else []
+    return ["-ldflags", " ".join(["-s -w", *(f"-X {var}={value}" for var, value in stamps.items())])]
 
 
 def _build_flags(engine: Engine) -> list[str]:
-    """`go build`'s flags for `engine`: its version stamp and its build tags."""
-    return [*_ldflags(engine), *(["-tags", ",".join(engine.tags)] if engine.tags else [])]
+    """`go build`'s flags for `engine`: lean binaries, its version stamp and its build tags."""
+    return [*LEAN, *_ldflags(engine), *(["-tags", ",".join(engine.tags)] if engine.tags else [])]
 
 
 def install_dir(engine: Engine) -> Path:
     """The cache folder of this engine's binaries at its current pins."""
     return cache_dir() / "engines" / f"{engine.name}-{key(engine)}"
+
+
+def is_built(engine: Engine) -> bool:
+    """Whether every binary of `engine` at its current pins is in the cache."""
+    target = install_dir(engine)
+    return all((target / b).is_file() for b in engine.binaries)
 
 
 def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:
@@ -171,19 +183,67 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
             return built
         staging = Path(tempfile.mkdtemp(prefix=f".{engine.name}-", dir=target.parent))
         try:
-            for binary, package in engine.binaries.items():
-                progress(f"building {binary} from {package} (first run only)")
-                if binary in engine.generated:
-                    _build_generated(engine, package, staging / binary)
-                else:
-                    _run(
-                        [go(), "build", *_build_flags(engine), "-o", str(staging / binary), package], engine.module_dir
-                    )
+            plain = {b: p for b, p in engine.binaries.items() if b not in engine.generated}
+            if plain:
+                progress(f"building {', '.join(plain)} from {engine.name}'s pinned modules (first run only)")
+                _build_together(engine, plain, staging)
+            for binary in engine.generated:
+                progress(f"building {binary} from {engine.binaries[binary]} (first run only)")
+                _build_generated(engine, engine.binaries[binary], staging / binary)
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)  # all or nothing: a half-built folder is never taken for a cache hit
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return built
+
+
+def _build_together(engine: Engine, binaries: dict[str, str], staging: Path) -> None:
+    """Build `binaries` (name -> main package) into `staging` in one `go build`: the packages they share compile
+    once, and one binary links while the next one's packages compile."""
+    if len(binaries) == 1:
+        [(binary, package)] = binaries.items()
+        _run([go(), "build", *_build_flags(engine), "-o", str(staging / binary), package], engine.module_dir)
+        return
+    names = [default_name(package) for package in binaries.values()]
+    if len(set(names)) < len(names):  # two main packages of one name would overwrite each other's binary
+        for binary, package in binaries.items():
+            _build_together(engine, {binary: package}, staging)
+        return
+    out = staging / ".out"
+    out.mkdir()
+    _run([go(), "build", *_build_flags(engine), "-o", f"{out}{os.sep}", *binaries.values()], engine.module_dir)
+    for binary, package in binaries.items():
+        (out / default_name(package)).rename(staging / binary)
+    out.rmdir()
+
+
+def default_name(package: str) -> str:
+    """The file name `go build -o DIR/` gives a main package's binary: its last path element, or the one before a
+    major-version suffix (go.etcd.io/etcd/server/v3 -> server)."""
+    parts = package.split("/")
+    last = parts[-1]
+    if len(parts) > 1 and last[:1] == "v" and last[1:].isdigit():
+        return parts[-2]
+    return last
+
+
+def download_modules(engine: Engine) -> None:
+    """Download every module `engine`'s go.mod requires into the module cache (nothing when they are there): the
+    network part of a build, which can run while another engine compiles."""
+    if all(_downloaded(module, version) for module, version in _required(engine).items()):
+        return
+    _run([go(), "mod", "download"], engine.module_dir)
+
+
+def _downloaded(module: str, version: str) -> bool:
+    root = _modcache()
+    return (root / "cache" / "download" / _escaped(module) / "@v" / f"{version}.zip").is_file()
+
+
+def _modcache() -> Path:
+    if not _MODCACHE:
+        _MODCACHE.append(Path(_run([go(), "env", "GOMODCACHE"], Path.cwd()).strip()))
+    return _MODCACHE[0]
 
 
 def _build_generated(engine: Engine, package: str, output: Path) -> None:
@@ -234,8 +294,7 @@ def download(module: str, version: str) -> Path:
     """The source tree of `module@version` in the Go module cache (downloaded once, checksum-verified)."""
     # A tree the go command has extracted is complete once its .info file is in the download cache: asking go
     # again costs a process per module on every run.
-    root = Path(_run([go(), "env", "GOMODCACHE"], Path.cwd()).strip()) if not _MODCACHE else _MODCACHE[0]
-    _MODCACHE[:] = [root]
+    root = _modcache()
     tree = root / f"{_escaped(module)}@{version}"
     if tree.is_dir() and (root / "cache" / "download" / _escaped(module) / "@v" / f"{version}.info").is_file():
         return tree

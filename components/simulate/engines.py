@@ -35,6 +35,30 @@ K8S_VERSION_VARS = tuple(
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """One exact change to a file of a binary's main package tree, or a new file of ours when `old` is empty."""
+
+    binary: str
+    file: str
+    """The file's path under the main package's folder."""
+    old: str
+    new: str
+    why: str
+
+    def apply(self, tree: Path) -> None:
+        """Make the change in the copied tree; BuildError when the text to change is not there exactly once (a new
+        upstream version: the edit needs a look)."""
+        path = tree / self.file
+        if not self.old:
+            path.write_text(self.new)
+            return
+        text = path.read_text()
+        if text.count(self.old) != 1:
+            raise BuildError(f"{self.file}: the edit for {self.why!r} expects {self.old!r} exactly once")
+        path.write_text(text.replace(self.old, self.new))
+
+
+@dataclass(frozen=True, slots=True)
 class Engine:
     """A Go module of ours that pins one upstream project, and the binaries built from it."""
 
@@ -53,6 +77,9 @@ class Engine:
     version as $VERSION), which the module zip leaves out: built from a copy of the package, generated first."""
     tags: tuple[str, ...] = ()
     """Go build tags: what the upstream build lets a smaller binary leave out (promtool's service discovery)."""
+    edits: tuple[Edit, ...] = ()
+    """Changes to a binary's main package (and the packages under it) where upstream hard-codes what a test run
+    must choose (a fixed port): built from a copy of that package tree, edited, in a scratch module of ours."""
 
     @property
     def module_dir(self) -> Path:
@@ -134,6 +161,8 @@ def key(engine: Engine) -> str:
         digest.update(source.name.encode() + source.read_bytes())
     if flags := _build_flags(engine):
         digest.update(" ".join(flags).encode())
+    for edit in engine.edits:
+        digest.update(repr((edit.binary, edit.file, edit.old, edit.new)).encode())
     return digest.hexdigest()[:12]
 
 
@@ -183,13 +212,14 @@ def build(engine: Engine, progress: Callable[[str], None] = lambda _: None) -> d
             return built
         staging = Path(tempfile.mkdtemp(prefix=f".{engine.name}-", dir=target.parent))
         try:
-            plain = {b: p for b, p in engine.binaries.items() if b not in engine.generated}
+            copied = {*engine.generated, *(edit.binary for edit in engine.edits)}
+            plain = {b: p for b, p in engine.binaries.items() if b not in copied}
             if plain:
                 progress(f"building {', '.join(plain)} from {engine.name}'s pinned modules (first run only)")
                 _build_together(engine, plain, staging)
-            for binary in engine.generated:
+            for binary in sorted(copied):
                 progress(f"building {binary} from {engine.binaries[binary]} (first run only)")
-                _build_generated(engine, engine.binaries[binary], staging / binary)
+                _build_copy(engine, binary, staging / binary)
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)  # all or nothing: a half-built folder is never taken for a cache hit
         finally:
@@ -246,9 +276,10 @@ def _modcache() -> Path:
     return _MODCACHE[0]
 
 
-def _build_generated(engine: Engine, package: str, output: Path) -> None:
-    """Build `package` from a copy in a scratch module that is ours (same go.mod and go.sum), after running the
-    package's generator as its release build does."""
+def _build_copy(engine: Engine, binary: str, output: Path) -> None:
+    """Build `binary` from a copy of its main package tree in a scratch module that is ours (same go.mod and
+    go.sum): generated first as its release build does (`engine.generated`), or edited (`engine.edits`)."""
+    package = engine.binaries[binary]
     module = max((m for m in _required(engine) if package.startswith(f"{m}/")), key=len)
     version = pinned(engine, module)
     source = download(module, version) / package.removeprefix(f"{module}/")
@@ -258,20 +289,24 @@ def _build_generated(engine: Engine, package: str, output: Path) -> None:
             shutil.copyfile(engine.module_dir / name, root / name)
         copy = root / "main"
         shutil.copytree(source, copy)
-        for path in [copy, *copy.iterdir()]:
+        for path in [copy, *copy.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)  # the module cache is read-only
-        # The version the binary reports, as the linker stamps it.
-        release = next(iter(_stamps(engine).values()), version)
-        done = subprocess.run(
-            [go(), "run", "generate.go"],
-            cwd=copy,
-            capture_output=True,
-            text=True,
-            env={**_env(), "VERSION": release},
-            check=False,
-        )
-        if done.returncode != 0:
-            raise BuildError(f"`go run generate.go` for {package} failed:\n{done.stderr.strip()[-2000:]}")
+        for edit in engine.edits:
+            if edit.binary == binary:
+                edit.apply(copy)
+        if binary in engine.generated:
+            # The version the binary reports, as the linker stamps it.
+            release = next(iter(_stamps(engine).values()), version)
+            done = subprocess.run(
+                [go(), "run", "generate.go"],
+                cwd=copy,
+                capture_output=True,
+                text=True,
+                env={**_env(), "VERSION": release},
+                check=False,
+            )
+            if done.returncode != 0:
+                raise BuildError(f"`go run generate.go` for {package} failed:\n{done.stderr.strip()[-2000:]}")
         _run([go(), "build", *_build_flags(engine), "-o", str(output), "./main"], root)
 
 

@@ -3,38 +3,72 @@
 It runs with the args of the upstream standalone overlay's Deployment after the stack's own patch
 (components/addons/operators.py), and the kubeconfig. Two things of v0.8.0 have no flag: it always takes part
 in leader election (a Lease in --lock-namespace, which the overlay's Namespace provides; alone, it leads at
-once), and it always serves its health check on :8080 of every interface. So one MPI Operator runs on a
-machine at a time: it holds an exclusive lock in the cache folder for as long as it lives (the lock's file
-descriptor is inherited by the operator process, so a run kept with --keep holds it too), and a second
-simulation waits for it.
+once), and it always serves its health check on :8080 of every interface (`healthCheckPort` in
+cmd/mpi-operator/app/server.go). The second would let one simulation at a time run it on a machine, so its
+binary is built with one edit (`HEALTH_EDITS`): the health check listens where $MPI_OPERATOR_HEALTH_ADDRESS says,
+:8080 without it. Each simulation gives it a free port on 127.0.0.1; nothing else of the operator changes.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import socket
 import time
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 from components.addons.operators import MPI_NAME
 from components.render import Rendered
 from components.simulate import engines, kustomize
-from components.simulate.controlplane import ControlPlane, StartError, wait_log
+from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_log
 
 MODULE = "github.com/kubeflow/mpi-operator"
-ENGINE = engines.Engine(MPI_NAME, {"mpi-operator": f"{MODULE}/cmd/mpi-operator"})
+HEALTH_ENV = "MPI_OPERATOR_HEALTH_ADDRESS"
+HEALTH_EDITS = (
+    engines.Edit(
+        "mpi-operator",
+        "main.go",
+        f'"{MODULE}/cmd/mpi-operator/app"',
+        f'"gpu-training/engines/{MPI_NAME}/main/app"',
+        "the main package runs the edited copy of app",
+    ),
+    engines.Edit(
+        "mpi-operator",
+        "app/server.go",
+        'Addr:    fmt.Sprintf(":%d", healthCheckPort),',
+        "Addr:    healthAddress(),",
+        "the health check listens where the run says",
+    ),
+    engines.Edit(
+        "mpi-operator",
+        "app/health_address.go",
+        "",
+        f"""package app
+
+import (
+	"fmt"
+	"os"
+)
+
+// healthAddress is where the health check listens: ${HEALTH_ENV} (gpu-training's simulate sets it), else
+// upstream's fixed port.
+func healthAddress() string {{
+	if address := os.Getenv("{HEALTH_ENV}"); address != "" {{
+		return address
+	}}
+	return fmt.Sprintf(":%d", healthCheckPort)
+}}
+""",
+        "the health check listens where the run says",
+    ),
+)
+"""Upstream hard-codes the health port (no flag, no variable): these edits let each run choose it."""
+ENGINE = engines.Engine(MPI_NAME, {"mpi-operator": f"{MODULE}/cmd/mpi-operator"}, edits=HEALTH_EDITS)
 VERSION_NOTE: str | None = None
 OVERLAY = "manifests/overlays/standalone"
 CONTAINER = "mpi-operator"
-HEALTH_PORT = 8080
-"""Fixed in cmd/mpi-operator/app/server.go."""
 READY_LINE = "Started workers"
 """What the controller logs once its informers are synced and its workers run."""
 READY_TIMEOUT = 120.0
-LOCK_TIMEOUT = 1800.0
-"""How long to wait for another simulation's MPI Operator to stop."""
 
 
 def installed(rendered: Rendered) -> bool:
@@ -58,55 +92,32 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     for obj in objects:
         if obj["kind"] == "Namespace":  # where its leader-election Lease lives
             client.apply(obj)
-    lock = _lock_port(plane, progress)
-    try:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("", HEALTH_PORT))
-            except OSError:
-                raise StartError(
-                    f"the MPI Operator serves its health check on :{HEALTH_PORT} (no flag moves it), which a "
-                    "process other than a simulation's MPI Operator holds"
-                ) from None
-        progress(f"starting the MPI Operator {engines.pinned(ENGINE, MODULE)}")
-        process = plane.start(
-            MPI_NAME,
-            [str(binary), *container.get("args", [])],
-            env={
-                **kustomize.env_of(deployment, container, f"{MPI_NAME}-simulated"),
-                "KUBECONFIG": str(plane.kubeconfig),
-            },
-            pass_fds=(lock,),
-        )
-    finally:
-        os.close(lock)  # the operator process keeps its own copy: the lock lives exactly as long as it does
+    health = f"127.0.0.1:{free_port()}"
+    progress(f"starting the MPI Operator {engines.pinned(ENGINE, MODULE)}")
+    process = plane.start(
+        MPI_NAME,
+        [str(binary), *container.get("args", [])],
+        env={
+            **kustomize.env_of(deployment, container, f"{MPI_NAME}-simulated"),
+            "KUBECONFIG": str(plane.kubeconfig),
+            HEALTH_ENV: health,
+        },
+    )
     wait_log(plane, process, READY_LINE, "the MPI Operator", READY_TIMEOUT)
+    _wait_healthy(plane, health)
 
 
-def _lock_port(plane: ControlPlane, progress: Callable[[str], None]) -> int:
-    """Take the machine's MPI Operator lock, waiting up to LOCK_TIMEOUT for another simulation's operator to
-    stop; return its file descriptor, which names this run's folder to whoever waits next."""
-    path = engines.cache_dir() / "mpi-operator.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + LOCK_TIMEOUT
-    waiting = False
+def _wait_healthy(plane: ControlPlane, address: str, timeout: float = 10.0) -> None:
+    """Until the operator's health check answers on `address`: the edited build listens where it was told."""
+    deadline = time.monotonic() + timeout
     while True:
+        plane.check_alive()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            holder = path.read_text(errors="replace").strip() or "another simulation"
-            if time.monotonic() > deadline:
-                os.close(fd)
-                raise StartError(
-                    f"the MPI Operator needs :{HEALTH_PORT} (no flag moves it), and the one of {holder} has held it "
-                    f"for {LOCK_TIMEOUT / 60:.0f} min; stop that simulation (a --keep run says how)"
-                ) from None
-            if not waiting:
-                progress(f"waiting for the MPI Operator of {holder} to stop (it holds :{HEALTH_PORT})")
-                waiting = True
-            time.sleep(1.0)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(plane.folder).encode(), 0)
-    return fd
+            with urllib.request.urlopen(f"http://{address}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise StartError(f"the MPI Operator's health check did not answer on {address} in {timeout:.0f}s")
+        time.sleep(0.2)

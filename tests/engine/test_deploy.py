@@ -22,7 +22,7 @@ from components.simulate.client import Client
 from components.validation import resolve_file
 from tests.engine.conftest import REPO, Project
 
-pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("mpi-operator")]
+pytestmark = pytest.mark.engine
 
 STACK = "dev"
 POLICY_CONFIG = REPO / "policy" / "config.json"

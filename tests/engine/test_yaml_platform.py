@@ -23,7 +23,7 @@ from components.validation import resolve_file
 from tests.engine.conftest import REPO, Project, copy_program
 from tests.engine.test_deploy import engine_variant
 
-pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("mpi-operator")]
+pytestmark = pytest.mark.engine
 
 EXAMPLE = REPO / "examples" / "yaml-platform"
 

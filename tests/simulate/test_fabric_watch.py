@@ -23,7 +23,7 @@ from components.simulate.client import Client, conditions_of
 from components.simulate.controlplane import ControlPlane
 from components.validation import resolve_file
 
-pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 120.0

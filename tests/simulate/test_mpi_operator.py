@@ -1,68 +1,92 @@
-"""The MPI Operator's machine-wide lock on its fixed health port (components/simulate/mpi_operator.py)."""
+"""The MPI Operator's health port, chosen per run (components/simulate/mpi_operator.py): upstream fixes it at
+:8080, so the binary is built with an edit, and two simulations on one machine no longer wait on each other."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import subprocess
-import sys
-import time
+import dataclasses
+import shutil
+import socket
+import urllib.request
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from components.simulate import mpi_operator
-from components.simulate.controlplane import StartError
+from components.render import render
+from components.simulate import engines, kustomize, mpi_operator
+from components.simulate.controlplane import free_port, wait_log
+from components.validation import resolve_file
+
+REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("GPU_TRAINING_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+def test_an_edit_changes_its_text_exactly_once(tmp_path: Path) -> None:
+    (tmp_path / "server.go").write_text('Addr: fmt.Sprintf(":%d", port),\n')
+    engines.Edit("b", "server.go", 'fmt.Sprintf(":%d", port)', "address()", "why").apply(tmp_path)
+    assert (tmp_path / "server.go").read_text() == "Addr: address(),\n"
 
 
-def _plane(folder: Path) -> SimpleNamespace:
-    return SimpleNamespace(folder=folder)
+@pytest.mark.parametrize("text", ["nothing to change\n", "twice\ntwice\n"])
+def test_an_edit_whose_text_is_not_there_once_stops_the_build_naming_the_file(tmp_path: Path, text: str) -> None:
+    (tmp_path / "server.go").write_text(text)
+    with pytest.raises(engines.BuildError, match=r"server\.go: the edit for 'why' expects 'twice' exactly once"):
+        engines.Edit("b", "server.go", "twice", "once", "why").apply(tmp_path)
 
 
-def test_the_lock_names_the_run_that_holds_it_and_a_second_run_gives_up_with_that_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = mpi_operator._lock_port(_plane(tmp_path / "run-a"), lambda _: None)
-    try:
-        monkeypatch.setattr(mpi_operator, "LOCK_TIMEOUT", 1.5)
-        said: list[str] = []
-        with pytest.raises(StartError, match="run-a") as error:
-            mpi_operator._lock_port(_plane(tmp_path / "run-b"), said.append)
-        assert ":8080" in str(error.value)
-        assert said == [f"waiting for the MPI Operator of {tmp_path / 'run-a'} to stop (it holds :8080)"]
-    finally:
-        os.close(first)
+def test_an_edit_without_old_text_adds_a_file_of_ours(tmp_path: Path) -> None:
+    engines.Edit("b", "extra.go", "", "package app\n", "why").apply(tmp_path)
+    assert (tmp_path / "extra.go").read_text() == "package app\n"
 
 
-def test_a_second_run_takes_the_lock_once_the_first_operator_process_exits(tmp_path: Path) -> None:
-    first = mpi_operator._lock_port(_plane(tmp_path / "run-a"), lambda _: None)
-    # As start() does: the operator inherits the descriptor and ours is closed, so the lock is the child's.
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"], pass_fds=(first,))
-    os.close(first)
-    started = time.monotonic()
-    second = mpi_operator._lock_port(_plane(tmp_path / "run-b"), lambda _: None)
-    try:
-        assert child.poll() is not None, "the lock was taken while the first operator still ran"
-        assert time.monotonic() - started >= 1.0
-        assert (mpi_operator.engines.cache_dir() / "mpi-operator.lock").read_text() == str(tmp_path / "run-b")
-    finally:
-        os.close(second)
-        child.wait()
+@pytest.mark.skipif(shutil.which("go") is None, reason="the build key hashes the Go version")
+def test_the_edits_are_part_of_the_build_key() -> None:
+    unedited = dataclasses.replace(mpi_operator.ENGINE, edits=())
+    assert engines.key(unedited) != engines.key(mpi_operator.ENGINE)
 
 
-def test_the_lock_is_exclusive_across_processes(tmp_path: Path) -> None:
-    held = mpi_operator._lock_port(_plane(tmp_path / "run-a"), lambda _: None)
-    try:
-        other = os.open(mpi_operator.engines.cache_dir() / "mpi-operator.lock", os.O_RDWR)
-        with pytest.raises(BlockingIOError):
-            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.close(other)
-    finally:
-        os.close(held)
+@pytest.mark.simulate
+def test_the_edits_apply_to_the_pinned_release(tmp_path: Path) -> None:
+    source = engines.download(mpi_operator.MODULE, engines.pinned(mpi_operator.ENGINE, mpi_operator.MODULE))
+    tree = tmp_path / "main"
+    shutil.copytree(source / "cmd" / "mpi-operator", tree)
+    for path in [tree, *tree.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    for edit in mpi_operator.HEALTH_EDITS:
+        edit.apply(tree)
+    assert "healthAddress()" in (tree / "app" / "server.go").read_text()
+
+
+@pytest.mark.simulate
+def test_two_operators_run_at_once_each_answering_on_its_own_port(control_plane, tmp_path: Path) -> None:
+    plane = control_plane()
+    rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
+    binary = engines.build(mpi_operator.ENGINE)["mpi-operator"]
+    objects = mpi_operator.upstream(rendered)
+    deployment, container = kustomize.container(objects, mpi_operator.MPI_NAME, mpi_operator.CONTAINER)
+    for obj in objects:
+        if obj["kind"] == "Namespace":
+            plane.client().apply(obj)
+    addresses = [f"127.0.0.1:{free_port()}" for _ in range(2)]
+    processes = [
+        plane.start(
+            f"mpi-operator-{i}",
+            [str(binary), *container.get("args", [])],
+            env={
+                **kustomize.env_of(deployment, container, f"mpi-operator-{i}"),
+                "KUBECONFIG": str(plane.kubeconfig),
+                mpi_operator.HEALTH_ENV: address,
+            },
+        )
+        for i, address in enumerate(addresses)
+    ]
+    for process, address in zip(processes, addresses, strict=True):
+        wait_log(plane, process, "for health check", "an MPI Operator", 60)
+        mpi_operator._wait_healthy(plane, address)
+    plane.check_alive()  # neither exited on a port the other holds
+    with socket.socket() as probe:  # and neither took upstream's :8080
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("", 8080))
+        except OSError:
+            pytest.skip("something else on this machine holds :8080, so whether the operators took it is unknown")
+    with urllib.request.urlopen(f"http://{addresses[0]}/healthz", timeout=2) as response:
+        assert response.status == 200

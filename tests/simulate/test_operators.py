@@ -27,10 +27,7 @@ from components.simulate.nodes import KWOK_ANNOTATION
 from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
-# The MPI Operator serves its health check on :8080, which no flag moves, so one runs on a machine at a time
-# (mpi_operator takes a lock); ./run test runs with --dist loadgroup, so these share one worker rather than
-# two workers waiting on each other.
-pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 120.0

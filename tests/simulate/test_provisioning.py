@@ -22,8 +22,7 @@ from components.simulate import apply, simulation
 from components.simulate.client import Client, conditions_of, status_of
 from components.validation import resolve_file
 
-# The stack runs the MPI Operator, which serves its health check on :8080: one at a time (as test_simulate.py).
-pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 120.0

@@ -21,10 +21,7 @@ from components.render import render
 from components.simulate import engines
 from components.validation import resolve_file
 
-# The MPI Operator serves its health check on :8080, which no flag moves, so one runs on a machine at a time
-# (mpi_operator takes a lock); ./run test runs with --dist loadgroup, so these share one worker rather than
-# two workers waiting on each other.
-pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("mpi-operator")]
+pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 GANG = {"volcano": "Running", "kueue": "admitted", "none": "-"}
@@ -74,7 +71,7 @@ def test_a_job_bigger_than_its_pool_stays_pending_as_a_whole_and_simulate_exits_
 
 
 def test_a_terminated_run_stops_every_process_it_started(binaries, kwok_binary, tmp_path) -> None:
-    # `kill <pid>` (or a CI timeout) must not leave a control plane, or an MPI Operator holding :8080, behind.
+    # `kill <pid>` (or a CI timeout) must not leave a control plane, or an MPI Operator, behind.
     name = f"sigterm{os.getpid()}"
     stack = tmp_path / f"Pulumi.{name}.yaml"
     stack.write_text(SMALL_STACK)

@@ -122,6 +122,20 @@ class Client:
         path = f"{self.path_of(obj)}?{urllib.parse.urlencode(query)}"
         return dict(json.loads(self.request("PATCH", path, body, "application/apply-patch+yaml")))
 
+    def list_metadata(self, path: str) -> list[dict[str, Any]]:
+        """The metadata of every object in the collection at `path` (no specs: a list of CRDs without their
+        schemas)."""
+        req = urllib.request.Request(
+            self.server + path,
+            headers={**self._headers, "Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
+        )
+        try:
+            with urllib.request.urlopen(req, context=self._tls, timeout=60) as response:
+                listing = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise ClientError(f"GET {path}: HTTP {exc.code}", exc.code) from None
+        return [dict(item.get("metadata") or {}) for item in listing.get("items") or []]
+
     def list(self, api_version: str, kind: str, namespace: str | None = None, selector: str = "") -> list[Any]:
         """Every object of a kind (in a namespace, matching a label selector)."""
         path = self.resource(api_version, kind).path(namespace)

@@ -6,6 +6,7 @@ the Go module cache (checksum-verified) and read there; nothing upstream is kept
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,6 +187,12 @@ def definitions(group: str | None = None) -> Iterator[dict[str, Any]]:
             for doc in yamlio.documents(path.read_text()):
                 if doc.get("kind") == "CustomResourceDefinition":
                     yield doc
+
+
+@functools.cache
+def every_definition() -> tuple[dict[str, Any], ...]:
+    """Every CRD of every source, read once per process (3.4 MB of YAML): callers must not change them."""
+    return tuple(definitions())
 
 
 def stand_ins(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

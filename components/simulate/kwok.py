@@ -15,6 +15,7 @@ from components.simulate.nodes import KWOK_ANNOTATION
 STAGES = ("node/fast/node-initialize.yaml", "pod/fast/pod-ready.yaml", "pod/general/pod-delete.yaml")
 """kwok's own stages, from its module: nodes become Ready, bound pods Running and Ready (and stay so until
 deleted), and deleted pods go once nothing holds them (no finalizer). Beside them, `pod_terminated_stage`."""
+DELETE_STAGE = "pod-delete"
 
 
 # Every container of the pod ends as a passing NCCL test's does: exit 0.
@@ -66,6 +67,16 @@ def pod_terminated_stage() -> dict[str, Any]:
     }
 
 
+def prompt(stage: dict[str, Any]) -> dict[str, Any]:
+    """kwok's stage as given, but a deleted pod goes a second after nothing holds it, not at a random moment of its
+    grace period (kwok's pod-delete jitters up to the deletionTimestamp: 30 s for most pods, which every job's
+    removal waited for). The containers exited at once (`pod_terminated_stage` already says so: the pod is Failed the
+    moment it is deleted), so the kubelet has nothing left to wait for."""
+    if stage["metadata"]["name"] == DELETE_STAGE:
+        stage["spec"]["delay"].pop("jitterDurationFrom", None)
+    return stage
+
+
 def checks_pass_stage() -> dict[str, Any]:
     """A kwok Stage that ends each running pod of a fabric check in success, as a passing NCCL test ends it."""
     return {
@@ -92,7 +103,7 @@ def start(plane: ControlPlane, binary: Path, *, checks_pass: bool = False) -> No
     checks' pods succeed once running (there is no NCCL test to run on a fake node)."""
     root = engines.download("sigs.k8s.io/kwok", engines.pinned(engines.KWOK, "sigs.k8s.io/kwok"))
     config = plane.folder / "kwok-stages.yaml"
-    stages = [(root / "kustomize" / "stage" / s).read_text() for s in STAGES]
+    stages = [yaml.safe_dump(prompt(yaml.safe_load((root / "kustomize" / "stage" / s).read_text()))) for s in STAGES]
     stages.append(yaml.safe_dump(pod_terminated_stage(), sort_keys=False))
     if checks_pass:
         stages.append(yaml.safe_dump(checks_pass_stage(), sort_keys=False))

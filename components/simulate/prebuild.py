@@ -1,5 +1,6 @@
-"""Build every engine the `simulate` and engine test tiers run, ahead of them: a fresh CI machine starts this
-in the background while it lints and runs the fast tests, so the builds overlap work that uses one core.
+"""Build every engine the `simulate` and engine test tiers run, and etcd's seed of CRDs, ahead of them: a fresh
+CI machine starts this in the background while it lints and runs the fast tests, so the builds overlap work that
+uses one core.
 
     python -m components.simulate.prebuild
 """
@@ -10,7 +11,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from components.simulate import engines, pulumicli
+from components.simulate import controlplane, crds, engines, pulumicli, seed
+from components.simulate.client import ClientError
 from components.simulate.simulation import CONTROLLERS
 
 ALL: tuple[engines.Engine, ...] = (
@@ -48,6 +50,12 @@ def main() -> int:
                 print(f"could not build {engine.name}: {exc}", file=sys.stderr, flush=True)
                 failed = 1
     print(f"[{time.monotonic() - started:5.0f}s] every engine is in {engines.cache_dir() / 'engines'}", flush=True)
+    try:
+        made = seed.etcd(engines.build(engines.KUBERNETES), list(crds.every_definition()), progress)
+        progress(f"etcd's seed with every CRD is {made}")
+    except (engines.BuildError, controlplane.StartError, ClientError) as exc:
+        print(f"could not make etcd's seed (each control plane then installs the CRDs itself): {exc}", flush=True)
+        failed = 1
     return failed
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from components.simulate import (
     mpi_operator,
     namespaces,
     nodes,
+    seed,
     trainer,
     training_operator,
     volcano,
@@ -58,7 +60,11 @@ CONTROLLERS: tuple[ModuleType, ...] = (
     mpi_operator,
     dra_driver,
 )
-"""The controllers a stack may install, in start order (JobSet before the Trainer that makes JobSets)."""
+"""The controllers a stack may install, in the order the report lists them."""
+FIRST: tuple[ModuleType, ...] = (volcano, training_operator)
+"""Controllers whose start installs CRDs of their own (Volcano's chart, the Training Operator's schemes, which may
+replace an MPIJob CRD): they start before the rest, so no controller's informers watch a kind that is then
+replaced. Within each wave the controllers start at once, each waiting for its own readiness."""
 NODE_CAP = 64
 """Fake nodes per pool at most, unless --nodes says otherwise: enough for every job we have seen planned."""
 CPU_NODES = 2
@@ -185,13 +191,14 @@ def running(
     succeed once they run, as on a fabric that meets its floor. With `joining`, the pools' nodes come up as they
     join, under their node check's startup taint, instead of as once their check passed."""
     binaries = build(rendered, progress)
-    plane = controlplane.start(folder, binaries, progress)
+    definitions = list(crds.every_definition())
+    plane = controlplane.start(folder, binaries, progress, seed=seed.etcd(binaries, definitions, progress))
     try:
         cluster = Cluster(plane, rendered)
         progress("starting kwok and installing the add-ons' CRDs")
         kwok.start(plane, binaries["kwok"], checks_pass=checks_pass)
         client = plane.client()
-        apply.install_crds(client, crds.definitions())
+        apply.install_crds(client, definitions)  # held by the seed already: nothing to send
         sizes = pool_sizes(rendered, nodes_per_pool)
         progress("making nodes: " + ", ".join(f"{n} x {name}" for name, n in sizes.items()) + f", {CPU_NODES} x cpu")
         for name, pool in rendered.stack.pools.items():
@@ -209,14 +216,7 @@ def running(
             )
             stand_in.start()
             cluster.provisioner = stand_in
-        for controller in CONTROLLERS:
-            if controller.installed(rendered):
-                label = controller.__name__.rpartition(".")[2].replace("_", "-")
-                progress(f"starting {label}")
-                controller.start(plane, rendered, progress)
-                cluster.controllers.append(label)
-                if controller.VERSION_NOTE:
-                    cluster.notes.append(controller.VERSION_NOTE)
+        start_controllers(cluster, progress)
         if not with_platform:
             # The add-ons installed elsewhere serve their CRDs (stand-ins where no module has them) and
             # provision the stack's claims (the storage driver).
@@ -241,6 +241,31 @@ def running(
             cluster.provisioner.stop()
         if not keep:
             plane.stop()
+
+
+def start_controllers(cluster: Cluster, progress: Callable[[str], None]) -> None:
+    """Start every controller the stack installs, in two waves of parallel starts (`FIRST`, then the rest); return
+    once each says it is ready, or raise the first one's error."""
+    installed = [c for c in CONTROLLERS if c.installed(cluster.rendered)]
+    for wave in ([c for c in installed if c in FIRST], [c for c in installed if c not in FIRST]):
+        if not wave:
+            continue
+        with ThreadPoolExecutor(max_workers=len(wave)) as pool:
+            started = [pool.submit(_start, c, cluster, progress) for c in wave]
+            for future in started:
+                future.result()
+    for controller in installed:
+        cluster.controllers.append(controller.__name__.rpartition(".")[2].replace("_", "-"))
+        if controller.VERSION_NOTE:
+            cluster.notes.append(controller.VERSION_NOTE)
+
+
+def _start(controller: ModuleType, cluster: Cluster, progress: Callable[[str], None]) -> None:
+    started = time.monotonic()
+    label = controller.__name__.rpartition(".")[2].replace("_", "-")
+    progress(f"starting {label}")
+    controller.start(cluster.plane, cluster.rendered, progress)
+    progress(f"{label} ready in {time.monotonic() - started:.1f} s")
 
 
 def _wait_claims_bound(client: Client, timeout: float = 60.0) -> None:

@@ -12,7 +12,18 @@ import pytest
 import yaml
 
 from components.render import render
-from components.simulate import apply, controlplane, crds, devices, dra_driver, engines, kwok, namespaces, nodes
+from components.simulate import (
+    apply,
+    controlplane,
+    crds,
+    devices,
+    dra_driver,
+    engines,
+    kwok,
+    namespaces,
+    nodes,
+    seed,
+)
 from components.validation import Stack, resolve_file
 
 
@@ -38,18 +49,24 @@ def binaries() -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def definitions(binaries: dict[str, Path]) -> list[dict[str, Any]]:
     """Every CRD the stacks install, from the upstream modules at the pinned versions."""
-    return list(crds.definitions())
+    return list(crds.every_definition())
+
+
+@pytest.fixture(scope="session")
+def etcd_seed(binaries: dict[str, Path], definitions: list[dict[str, Any]]) -> Path:
+    """etcd's data with every CRD installed (simulate/seed.py), which each control plane starts from."""
+    return seed.etcd(binaries, definitions)
 
 
 @pytest.fixture
 def control_plane(
-    binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+    binaries: dict[str, Path], etcd_seed: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[[], controlplane.ControlPlane]]:
-    """Start a fresh control plane (each call a new one); all are stopped after the test."""
+    """Start a fresh control plane (each call a new one) from the seed; all are stopped after the test."""
     started: list[controlplane.ControlPlane] = []
 
     def start() -> controlplane.ControlPlane:
-        plane = controlplane.start(tmp_path_factory.mktemp("control-plane"), binaries)
+        plane = controlplane.start(tmp_path_factory.mktemp("control-plane"), binaries, seed=etcd_seed)
         started.append(plane)
         return plane
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import versions, yamlio
-from components.simulate import engines, kueue
+from components import versions
+from components.simulate import engines, kueue, modfiles
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +184,7 @@ def definitions(group: str | None = None) -> Iterator[dict[str, Any]]:
             path = root / name
             if not path.is_file():
                 raise engines.BuildError(f"{source.module}@{source.version} has no {name}")
-            for doc in yamlio.documents(path.read_text()):
+            for doc in modfiles.documents(path):
                 if doc.get("kind") == "CustomResourceDefinition":
                     yield doc
 

@@ -8,6 +8,7 @@ a second run finds them there and builds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -258,11 +259,14 @@ def default_name(package: str) -> str:
 
 
 def download_modules(engine: Engine) -> None:
-    """Download every module `engine`'s go.mod requires into the module cache (nothing when they are there): the
-    network part of a build, which can run while another engine compiles."""
+    """Download the modules `engine`'s binaries import into the module cache (nothing when they are there): the
+    network part of a build, which can run while another engine compiles. Only what the packages need, as the build
+    itself would: a go.mod may require modules the proxy no longer serves (the DRA driver's go-nvfm) that none of
+    our binaries import. A failure here is left for the build to report."""
     if all(_downloaded(module, version) for module, version in _required(engine).items()):
         return
-    _run([go(), "mod", "download"], engine.module_dir)
+    with contextlib.suppress(BuildError):
+        _run([go(), "list", "-deps", "-f", "{{.ImportPath}}", *engine.binaries.values()], engine.module_dir)
 
 
 def _downloaded(module: str, version: str) -> bool:

@@ -20,7 +20,7 @@ from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import engines, kustomize, webhooks
 from components.simulate.client import Client, ClientError
-from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
+from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port, wait_probe
 
 ENGINE = engines.Engine("jobset", {"jobset-controller-manager": "sigs.k8s.io/jobset"})
 """JobSet's manager: its main package is the module's root."""
@@ -110,7 +110,7 @@ def _wait_defaulting(plane: ControlPlane, client: Client, timeout: float = READY
                 return
         except ClientError as exc:
             last = str(exc)
-        time.sleep(0.5)
+        time.sleep(POLL)
     raise StartError(f"the API server does not call JobSet's webhooks after {timeout:.0f}s {last}")
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from components.addons.install import HelmRelease
 from components.render import Rendered
-from components.simulate import engines, webhooks
+from components.simulate import engines, modfiles, webhooks
 from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "sigs.k8s.io/kueue"
@@ -85,7 +85,7 @@ def configuration(
 def webhook_configurations(root: Path, config: dict[str, Any]) -> list[dict[str, Any]]:
     """Kueue's Mutating/ValidatingWebhookConfigurations from its module tree, as its chart installs them:
     named `<release>-...`, and the job webhooks limited to the namespaces Kueue manages."""
-    configs = [d for d in yaml.safe_load_all((root / WEBHOOKS / "manifests.yaml").read_text()) if d]
+    configs = modfiles.documents(root / WEBHOOKS / "manifests.yaml")
     kustomization = yaml.safe_load((root / WEBHOOKS / "kustomization.yaml").read_text())
     # The kustomization gives the pod webhook the default namespace selector and copies it to every job
     # webhook; the chart does the same, taking the configuration's managedJobsNamespaceSelector when set.

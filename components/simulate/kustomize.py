@@ -14,9 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from components import yamlio
+from components.simulate import modfiles
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -40,7 +38,7 @@ class KustomizeError(RuntimeError):
 
 def build(folder: Path) -> list[dict[str, Any]]:
     """Every object the kustomization in `folder` makes."""
-    spec = yaml.safe_load((folder / "kustomization.yaml").read_text()) or {}
+    spec = modfiles.load(folder / "kustomization.yaml") or {}
     unknown = set(spec) - _IGNORED - _HANDLED
     if unknown:
         raise KustomizeError(f"{folder}/kustomization.yaml uses {', '.join(sorted(unknown))}")
@@ -50,7 +48,7 @@ def build(folder: Path) -> list[dict[str, Any]]:
         if path.is_dir():
             objects += build(path)
         else:
-            objects += yamlio.documents(path.read_text())
+            objects += modfiles.documents(path)
     for generated in spec.get("secretGenerator", []):
         objects.append(_secret(generated))
     for patch in spec.get("patches", []):
@@ -71,7 +69,7 @@ def _secret(generated: dict[str, Any]) -> dict[str, Any]:
 
 
 def _patch(folder: Path, patch: dict[str, Any], objects: list[dict[str, Any]]) -> None:
-    operations = yaml.safe_load((folder / patch["path"]).read_text())
+    operations = modfiles.load(folder / patch["path"])
     if not isinstance(operations, list):
         raise KustomizeError(f"{folder / patch['path']} is a strategic-merge patch")
     target = patch.get("target", {})

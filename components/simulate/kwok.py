@@ -68,12 +68,13 @@ def pod_terminated_stage() -> dict[str, Any]:
 
 
 def prompt(stage: dict[str, Any]) -> dict[str, Any]:
-    """kwok's stage as given, but a deleted pod goes a second after nothing holds it, not at a random moment of its
+    """kwok's stage as given, but a deleted pod goes as soon as nothing holds it, not at a random moment of its
     grace period (kwok's pod-delete jitters up to the deletionTimestamp: 30 s for most pods, which every job's
     removal waited for). The containers exited at once (`pod_terminated_stage` already says so: the pod is Failed the
     moment it is deleted), so the kubelet has nothing left to wait for."""
     if stage["metadata"]["name"] == DELETE_STAGE:
         stage["spec"]["delay"].pop("jitterDurationFrom", None)
+        stage["spec"]["delay"]["durationMilliseconds"] = 0
     return stage
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from components.addons.operators import MPI_NAME
 from components.render import Rendered
 from components.simulate import engines, kustomize
-from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_log
+from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port, wait_log
 
 MODULE = "github.com/kubeflow/mpi-operator"
 HEALTH_ENV = "MPI_OPERATOR_HEALTH_ADDRESS"
@@ -120,4 +120,4 @@ def _wait_healthy(plane: ControlPlane, address: str, timeout: float = 10.0) -> N
             pass
         if time.monotonic() > deadline:
             raise StartError(f"the MPI Operator's health check did not answer on {address} in {timeout:.0f}s")
-        time.sleep(0.2)
+        time.sleep(POLL)

@@ -11,7 +11,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from components.simulate import controlplane, crds, engines, pulumicli, seed
+from components.simulate import controlplane, engines, pulumicli, seed
 from components.simulate.client import ClientError
 from components.simulate.simulation import CONTROLLERS
 
@@ -51,7 +51,7 @@ def main() -> int:
                 failed = 1
     print(f"[{time.monotonic() - started:5.0f}s] every engine is in {engines.cache_dir() / 'engines'}", flush=True)
     try:
-        made = seed.etcd(engines.build(engines.KUBERNETES), list(crds.every_definition()), progress)
+        made = seed.etcd(engines.build(engines.KUBERNETES), seed.definitions(), progress)
         progress(f"etcd's seed with every CRD is {made}")
     except (engines.BuildError, controlplane.StartError, ClientError) as exc:
         print(f"could not make etcd's seed (each control plane then installs the CRDs itself): {exc}", flush=True)

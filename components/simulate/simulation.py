@@ -61,15 +61,11 @@ CONTROLLERS: tuple[ModuleType, ...] = (
     dra_driver,
 )
 """The controllers a stack may install, in the order the report lists them."""
-FIRST: tuple[ModuleType, ...] = (volcano, training_operator)
-"""Controllers whose start installs CRDs of their own (Volcano's chart, the Training Operator's schemes, which may
-replace an MPIJob CRD): they start before the rest, so no controller's informers watch a kind that is then
-replaced. Within each wave the controllers start at once, each waiting for its own readiness."""
 NODE_CAP = 64
 """Fake nodes per pool at most, unless --nodes says otherwise: enough for every job we have seen planned."""
 CPU_NODES = 2
 """Untainted nodes without GPUs, for the pods that need none (MPI launchers, controllers' helpers)."""
-SETTLE = 0.5
+SETTLE = 0.2
 SETTLE_TIME = 10.0
 SETTLED = ("Running", "admitted", "-")
 """A placed job's gang status once its scheduler has caught up."""
@@ -191,7 +187,7 @@ def running(
     succeed once they run, as on a fabric that meets its floor. With `joining`, the pools' nodes come up as they
     join, under their node check's startup taint, instead of as once their check passed."""
     binaries = build(rendered, progress)
-    definitions = list(crds.every_definition())
+    definitions = seed.definitions()
     plane = controlplane.start(folder, binaries, progress, seed=seed.etcd(binaries, definitions, progress))
     try:
         cluster = Cluster(plane, rendered)
@@ -244,10 +240,13 @@ def running(
 
 
 def start_controllers(cluster: Cluster, progress: Callable[[str], None]) -> None:
-    """Start every controller the stack installs, in two waves of parallel starts (`FIRST`, then the rest); return
-    once each says it is ready, or raise the first one's error."""
+    """Start every controller the stack installs at once, each waiting for its own readiness; return once all are
+    ready, or raise the first one's error. The one exception: a Training Operator without the MPI Operator replaces
+    the MPIJob CRD (v2beta1 by its v1), so it starts first, and no other controller watches a kind being replaced.
+    Every other CRD a start installs (Volcano's chart's, the Training Operator's schemes) is in the seed already."""
     installed = [c for c in CONTROLLERS if c.installed(cluster.rendered)]
-    for wave in ([c for c in installed if c in FIRST], [c for c in installed if c not in FIRST]):
+    first = [training_operator] if training_operator in installed and mpi_operator not in installed else []
+    for wave in (first, [c for c in installed if c not in first]):
         if not wave:
             continue
         with ThreadPoolExecutor(max_workers=len(wave)) as pool:

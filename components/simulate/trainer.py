@@ -21,7 +21,7 @@ from components.addons.install import HelmRelease
 from components.render import Rendered
 from components.simulate import engines, kustomize, webhooks
 from components.simulate.client import Client, ClientError
-from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
+from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "github.com/kubeflow/trainer/v2"
 ENGINE = engines.Engine("trainer", {"trainer-controller-manager": f"{MODULE}/cmd/trainer-controller-manager"})
@@ -128,7 +128,7 @@ def _wait_validating(plane: ControlPlane, client: Client, timeout: float = READY
         except ClientError as exc:
             if VALIDATOR in str(exc):
                 return
-        time.sleep(0.5)
+        time.sleep(POLL)
     raise StartError(f"the API server does not call Trainer's webhooks after {timeout:.0f}s")
 
 

@@ -28,7 +28,7 @@ from components.addons.operators import TRAINING_NAME
 from components.render import Rendered
 from components.simulate import apply, engines, kustomize, webhooks
 from components.simulate.client import Client, status_of
-from components.simulate.controlplane import ControlPlane, StartError, free_port, wait_probe
+from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port, wait_probe
 
 MODULE = "github.com/kubeflow/training-operator"
 """The module path of kubeflow/trainer's v1 line (the repository was renamed, its go.mod was not)."""
@@ -51,6 +51,12 @@ def upstream(rendered: Rendered) -> list[dict[str, Any]]:
     """The standalone overlay's objects at the pinned version, as the stack patches them."""
     root = engines.download(MODULE, engines.pinned(ENGINE, MODULE))
     return kustomize.patched(root / OVERLAY, rendered.addons.patches[TRAINING_NAME])
+
+
+def crds() -> list[dict[str, Any]]:
+    """The CRDs of the standalone overlay at the pinned version (every scheme's, MPIJob v1 among them)."""
+    root = engines.download(MODULE, engines.pinned(ENGINE, MODULE))
+    return [o for o in kustomize.build(root / OVERLAY) if o["kind"] == "CustomResourceDefinition"]
 
 
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:
@@ -143,7 +149,7 @@ def _wait_handlers(plane: ControlPlane, port: int, serving: webhooks.Serving, pa
                 pass
         if waiting and time.monotonic() > deadline:
             raise StartError(f"the Training Operator serves no webhook at {', '.join(waiting)}")
-        time.sleep(0.5)
+        time.sleep(POLL)
 
 
 def _mount_stand_in(cert: Path) -> None:
@@ -168,4 +174,4 @@ def _replace_if_other_versions(client: Client, crd: dict[str, Any], timeout: flo
     while client.get(client.path_of(crd)) is not None:
         if time.monotonic() > deadline:
             raise StartError(f"the CRD {crd['metadata']['name']} was not deleted in {timeout:.0f}s")
-        time.sleep(0.2)
+        time.sleep(POLL)

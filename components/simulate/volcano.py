@@ -20,12 +20,12 @@ from typing import Any
 
 import yaml
 
-from components import versions, yamlio
+from components import versions
 from components.addons.install import HelmRelease
 from components.render import Rendered
-from components.simulate import apply, engines, kustomize, webhooks
+from components.simulate import apply, engines, kustomize, modfiles, webhooks
 from components.simulate.client import Client, status_of
-from components.simulate.controlplane import ControlPlane, StartError, free_port
+from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port
 
 MODULE = "volcano.sh/volcano"
 ENGINE = engines.Engine(
@@ -136,11 +136,16 @@ def _flags(binary: Path) -> frozenset[str]:
     return frozenset(re.findall(r"^\s+(?:-\w, )?--([\w-]+)", usage.stdout + usage.stderr, re.MULTILINE))
 
 
-def _install_crds(client: Client, chart: Path) -> None:
-    # The chart's own CRDs (its jobflow subchart's too): the controllers watch kinds beyond those our
-    # objects use (cronjobs, jobflows, numatopologies...), and an informer on a missing kind never syncs.
+def chart_crds(chart: Path | None = None) -> list[dict[str, Any]]:
+    """The chart's own CRDs (its jobflow subchart's too): the controllers watch kinds beyond those our objects use
+    (cronjobs, jobflows, numatopologies...), and an informer on a missing kind never syncs."""
+    chart = chart or chart_dir()
     files = sorted((chart / "crd" / "bases").glob("*.yaml")) + sorted(chart.glob("charts/*/crd/bases/*.yaml"))
-    apply.install_crds(client, [yamlio.documents(f.read_text())[0] for f in files])
+    return [modfiles.documents(f)[0] for f in files]
+
+
+def _install_crds(client: Client, chart: Path) -> None:
+    apply.install_crds(client, chart_crds(chart))
 
 
 def _wait(what: str, ready: Callable[[], bool], plane: ControlPlane) -> None:
@@ -150,7 +155,7 @@ def _wait(what: str, ready: Callable[[], bool], plane: ControlPlane) -> None:
         if time.monotonic() > deadline:
             logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in plane.processes if p.name.startswith("volcano"))
             raise StartError(f"Volcano: {what} not after {READY_TIMEOUT:.0f}s\n{logs}")
-        time.sleep(0.3)
+        time.sleep(POLL)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from components.simulate.client import Client
+from components.simulate.controlplane import POLL
 
 KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 SERVE_TIMEOUT = 120.0
@@ -113,4 +114,4 @@ def wait_serving(port: int, serving_cert: Serving, timeout: float = SERVE_TIMEOU
         except (OSError, ssl.SSLError):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no webhook server on 127.0.0.1:{port} after {timeout:.0f}s") from None
-            time.sleep(0.5)
+            time.sleep(POLL)

@@ -55,7 +55,7 @@ def definitions(binaries: dict[str, Path]) -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def etcd_seed(binaries: dict[str, Path], definitions: list[dict[str, Any]]) -> Path:
     """etcd's data with every CRD installed (simulate/seed.py), which each control plane starts from."""
-    return seed.etcd(binaries, definitions)
+    return seed.etcd(binaries, seed.definitions())
 
 
 @pytest.fixture

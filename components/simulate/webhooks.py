@@ -15,6 +15,7 @@ import copy
 import socket
 import ssl
 import subprocess
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -59,8 +60,17 @@ def _ca(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+_SIGNING = threading.Lock()
+"""Controllers start at once, in threads: one CA per run folder, and its serial file, must not be made twice."""
+
+
 def serving(folder: Path, name: str) -> Serving:
     """A serving certificate for 127.0.0.1 and localhost, signed by the run's CA, in `<folder>/<name>-certs/`."""
+    with _SIGNING:
+        return _serving(folder, name)
+
+
+def _serving(folder: Path, name: str) -> Serving:
     ca_cert, ca_key = _ca(folder)
     out = folder / f"{name}-certs"
     out.mkdir(parents=True, exist_ok=True)

@@ -229,7 +229,9 @@ def running(
         refused = [f"{o.key}: {o.message}" for o in outcomes if not o.accepted and not o.skipped]
         if refused:
             raise apply.ApplyError("the API server refused the stack's objects:\n  " + "\n  ".join(refused))
+        progress("waiting for the claims to bind and the queues to open")
         _wait_claims_bound(client)
+        progress("claims bound")
         _wait_queues_open(client, platform)
         yield cluster
     finally:

@@ -14,7 +14,7 @@ from components.addons.storage import S3_CSI_ADDON
 from components.errors import ConfigError
 from components.fabric import bandwidth, min_nccl, profile
 from components.fabriccheck import home_namespace
-from components.manifests import fabriccheck, platform, trainingjob
+from components.manifests import fabriccheck, platform
 from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
@@ -230,7 +230,7 @@ def render(stack: Stack) -> Rendered:
     gates = [c for c in stack.checks.values() if c.when == "deploy"]
     watched = [o for c in stack.checks.values() if c.when == "scale-up" for o in fabriccheck.objects(c)]
     workloads = [Workload(c.plan, tuple(fabriccheck.objects(c)), gate=True) for c in gates]
-    workloads += [Workload(p, tuple(trainingjob.objects(p))) for p in stack.jobs]
+    workloads += [Workload(p, stack.objects_of(i)) for i, p in enumerate(stack.jobs)]
     objects = [*platform.objects(stack), *addons.objects, *watched, *(o for w in workloads for o in w.objects)]
     return Rendered(stack=stack, objects=tuple(objects), addons=addons, workloads=tuple(workloads))
 

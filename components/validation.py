@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import ChainMap, Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,11 +306,12 @@ def resolve_raw(
     raw: Mapping[str, Any],
     *,
     source: str | None = None,
-    lines: dict[str, int] | None = None,
+    lines: Mapping[str, int] | None = None,
     base_dir: Path | None = None,
 ) -> Stack:
     """The validated stack of raw config keys; errors name `source` and the line when given."""
-    lines = dict(lines or {})
+    # Lines that parse_stack adds (job files) stay here; `lines` itself is read only when an error needs a line.
+    lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
         return resolve(config)

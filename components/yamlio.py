@@ -76,6 +76,15 @@ def load_with_nodes(text: str) -> tuple[Any, yaml.Node | None]:
         loader.dispose()
 
 
+def compose(text: str) -> yaml.Node | None:
+    """The node tree of a single YAML document (whose marks give each key's line), without building its value."""
+    loader = Loader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
 def _construct(loader: Any, node: yaml.Node, path: set[int]) -> Any:
     """The value of a node tree of plain mappings, lists and scalars, as PyYAML's safe constructor
     builds it; _Unusual for anything else (merge keys, tags, a node inside itself), which PyYAML's

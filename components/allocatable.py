@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from components import quantity
 from components.fabric import EFA_RESOURCE
+from components.memo import per_object
 from components.pool import Pool
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -36,6 +37,13 @@ KARPENTER_VM_MEMORY_OVERHEAD = Decimal("0.075")
 
 
 def allocatable(pool: Pool) -> dict[str, str | None]:
+    """Resource -> what one node of `pool` advertises as allocatable (a copy of `_allocatable`'s, made once per
+    pool); see there."""
+    return dict(_allocatable(pool))
+
+
+@per_object
+def _allocatable(pool: Pool) -> dict[str, str | None]:
     """Resource -> what one node of `pool` advertises as allocatable, as a quantity; None for a device plugin's
     resource whose amount the stack does not fix (the RDMA shared plugin's HCAs, SR-IOV VFs).
 

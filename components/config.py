@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,13 @@ def load_stack_file(path: str | Path) -> StackConfig:
     return parse_stack(raw, source=str(path), lines=lines, base_dir=path.parent)
 
 
-def read_stack_file(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
-    """The `gpu-training:` keys of a stack file, and the line of every config path in it."""
+def read_stack_file(path: Path) -> tuple[dict[str, Any], LineIndex]:
+    """The `gpu-training:` keys of a stack file, and the line of every config path in it (indexed when first
+    asked, which only an error does)."""
     if not path.is_file():
         raise ConfigError(f"no such stack file: {path} (run from the project folder, or pass --config FILE)")
     text = path.read_text(encoding="utf-8")
-    document, node = _parse_yaml(text, str(path))
+    document, _ = _parse_yaml(text, str(path))
     if document is None:
         document = {}
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
@@ -42,22 +43,56 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
         namespace, _, name = str(key).partition(":")
         if namespace == CONFIG_NAMESPACE and name:
             raw[name] = value
-    lines: dict[str, int] = {}
-    config_node = _child(node, "config")
-    if config_node is not None:
-        for key_node, value_node in config_node.value:
-            namespace, _, name = str(key_node.value).partition(":")
-            if namespace == CONFIG_NAMESPACE and name:
-                lines[name] = key_node.start_mark.line + 1
-                _index_lines(value_node, name, lines)
-    return raw, lines
+    return raw, LineIndex(text)
+
+
+class LineIndex(MutableMapping[str, int]):
+    """Config path (`jobs[3].image`) -> its line in a stack file. Walking a large file's node tree for every
+    path cost a tenth of a render that found nothing to report, so the tree is composed again from the text and
+    walked the first time a line is asked for, when an error names one. Set lines come before indexed ones."""
+
+    def __init__(self, text: str) -> None:
+        self._text: str | None = text
+        self._lines: dict[str, int] = {}
+
+    def _indexed(self) -> dict[str, int]:
+        if self._text is not None:
+            lines: dict[str, int] = {}
+            config_node = _child(yamlio.compose(self._text), "config")
+            if config_node is not None:
+                for key_node, value_node in config_node.value:
+                    namespace, _, name = str(key_node.value).partition(":")
+                    if namespace == CONFIG_NAMESPACE and name:
+                        lines[name] = key_node.start_mark.line + 1
+                        _index_lines(value_node, name, lines)
+            self._lines = {**lines, **self._lines}
+            self._text = None
+        return self._lines
+
+    def __getitem__(self, path: str) -> int:
+        return self._indexed()[path]
+
+    def __setitem__(self, path: str, line: int) -> None:
+        self._indexed()[path] = line
+
+    def __delitem__(self, path: str) -> None:
+        del self._indexed()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._indexed())
+
+    def __len__(self) -> int:
+        return len(self._indexed())
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._indexed()
 
 
 def parse_stack(
     raw: Mapping[str, Any],
     *,
     source: str | None = None,
-    lines: dict[str, int] | None = None,
+    lines: MutableMapping[str, int] | None = None,
     base_dir: Path | None = None,
 ) -> StackConfig:
     """A StackConfig from config keys (camelCase, as Pulumi config gives them); ConfigError otherwise."""
@@ -216,7 +251,7 @@ def _unwrap_secrets(value: Any) -> Any:
     return value
 
 
-def _expand_job_files(jobs: Any, base_dir: Path, lines: dict[str, int]) -> tuple[Any, list[Issue]]:
+def _expand_job_files(jobs: Any, base_dir: Path, lines: MutableMapping[str, int]) -> tuple[Any, list[Issue]]:
     """Inline the jobs given as paths to YAML files (one job or a list of jobs per file)."""
     if not isinstance(jobs, list):
         return jobs, []

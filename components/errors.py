@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -33,12 +33,12 @@ class ConfigError(ValueError):
         self.issues: tuple[Issue, ...] = tuple(issues)
         super().__init__("\n".join(str(i) for i in self.issues))
 
-    def located(self, source: str, lines: dict[str, int]) -> ConfigError:
+    def located(self, source: str, lines: Mapping[str, int]) -> ConfigError:
         """The same issues, each annotated with the file and the line of its path when known."""
         return ConfigError(Issue(i.path, i.message, source, _line_of(i.path, lines)) for i in self.issues)
 
 
-def _line_of(path: str, lines: dict[str, int]) -> int | None:
+def _line_of(path: str, lines: Mapping[str, int]) -> int | None:
     """The line of the longest known prefix of a config path."""
     probe = path
     while probe:

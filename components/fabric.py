@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components import efadra, gpudirect, quantity, versions
+from components.memo import per_object
 from components.models.nodepool import GPUDIRECT_FABRICS, Fabric
 from components.pool import Pool
 
@@ -53,8 +54,10 @@ class FabricProfile:
         return self.env.get("NCCL_SOCKET_IFNAME", PRIMARY_INTERFACE)
 
 
+@per_object
 def profile(pool: Pool, namespace: str) -> FabricProfile:
-    """The fabric profile of a worker pod in `namespace` on `pool`."""
+    """The fabric profile of a worker pod in `namespace` on `pool` (once per pool and namespace: every job on the
+    pool shares it, so nothing may change it)."""
     if pool.fabric == "efa":
         return _efa(pool)
     if pool.fabric in ("infiniband", "roce"):

@@ -8,6 +8,7 @@ did with our extended-resource counts.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
@@ -32,6 +33,17 @@ _QUANTITY = re.compile(
 
 def parse(value: str | int) -> Decimal:
     """The numeric value of a quantity ("64Gi" -> 68719476736); ValueError when it is not one."""
+    # A stack's thousands of jobs repeat a few quantities, and a Decimal does not change: strings are parsed once
+    # (only strings: 1, 1.0 and True are equal keys).
+    return _parse_text(value) if type(value) is str else _parse(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(value: str) -> Decimal:
+    return _parse(value)
+
+
+def _parse(value: object) -> Decimal:
     text = str(value).strip()
     match = _QUANTITY.match(text)
     if not match:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from components.addons.storage import S3_CSI_ADDON
 from components.errors import ConfigError
 from components.fabric import bandwidth, min_nccl, profile
 from components.fabriccheck import home_namespace
-from components.manifests import fabriccheck, platform, trainingjob
+from components.manifests import fabriccheck, platform
 from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
@@ -230,7 +231,7 @@ def render(stack: Stack) -> Rendered:
     gates = [c for c in stack.checks.values() if c.when == "deploy"]
     watched = [o for c in stack.checks.values() if c.when == "scale-up" for o in fabriccheck.objects(c)]
     workloads = [Workload(c.plan, tuple(fabriccheck.objects(c)), gate=True) for c in gates]
-    workloads += [Workload(p, tuple(trainingjob.objects(p))) for p in stack.jobs]
+    workloads += [Workload(p, stack.objects_of(i)) for i, p in enumerate(stack.jobs)]
     objects = [*platform.objects(stack), *addons.objects, *watched, *(o for w in workloads for o in w.objects)]
     return Rendered(stack=stack, objects=tuple(objects), addons=addons, workloads=tuple(workloads))
 
@@ -249,46 +250,68 @@ def write(rendered: Rendered, out: Path) -> list[Path]:
     Files whose content is unchanged are left as they are (their times too), and files of the earlier
     render that this one does not produce are removed: `out` ends up holding exactly this render.
     """
-    _prepare(out)
-    files: list[tuple[Path, dict[str, Any]]] = [(out / object_path(obj), obj) for obj in rendered.objects]
-    files += [(out / "helm" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.releases]
-    files += [(out / "remote" / f"{r.name}.yaml", r.describe()) for r in rendered.addons.remotes]
-    installs = {path.parent for path, _ in files} & {out / "helm", out / "remote"}
-    notes = [] if rendered.stack.config.addons.install else sorted(folder / ELSEWHERE for folder in installs)
-    for folder in {path.parent for path, _ in files}:
-        folder.mkdir(parents=True, exist_ok=True)
-    for path, document in files:
-        _update(path, dump([document]).encode("utf-8"))
+    fresh = _prepare(out)
+    # Paths as strings, relative to `out`: a render writes thousands of files, and pathlib's objects cost more than
+    # the writing itself.
+    files: list[tuple[str, Any]] = []
+    for obj in rendered.objects:
+        meta = obj["metadata"]
+        files.append((f"{meta.get('namespace', '_cluster')}/{obj['kind'].lower()}-{meta['name']}.yaml", obj))
+    files += [(f"helm/{r.name}.yaml", r.describe()) for r in rendered.addons.releases]
+    files += [(f"remote/{r.name}.yaml", r.describe()) for r in rendered.addons.remotes]
+    folders = {name.rpartition("/")[0] for name, _ in files}
+    installs = sorted(folders & {"helm", "remote"})
+    notes = [] if rendered.stack.config.addons.install else [f"{folder}/{ELSEWHERE}" for folder in installs]
+    root = os.fspath(out)
+    for folder in folders:
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
+    for name, document in files:
+        _update(os.path.join(root, name), dump([document]).encode("utf-8"), fresh=fresh)
     for note in notes:
-        _update(note, ELSEWHERE_NOTE.encode("utf-8"))
-    written = [path for path, _ in files] + notes
-    _remove_stale(out, set(written))
-    return written
+        _update(os.path.join(root, note), ELSEWHERE_NOTE.encode("utf-8"), fresh=fresh)
+    names = [name for name, _ in files] + notes
+    if not fresh:  # a new folder holds nothing stale
+        _remove_stale(root, {os.path.join(root, name) for name in names})
+    return [out / name for name in names]
 
 
-def _update(path: Path, content: bytes) -> None:
-    """Write `content` to `path` unless it already holds exactly that."""
+def _update(path: str, content: bytes, *, fresh: bool = False) -> None:
+    """Write `content` to `path` unless it already holds exactly that; `fresh`: the file cannot exist yet."""
+    if fresh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    else:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        if path.read_bytes() == content:
-            return
-    except FileNotFoundError:
-        pass
-    path.write_bytes(content)
+        if not fresh:
+            if os.read(fd, len(content) + 1) == content:
+                return  # the same bytes: left alone, its times too
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
-def _remove_stale(out: Path, keep: set[Path]) -> None:
-    """Remove what an earlier render wrote and this one did not, then the folders left empty."""
-    for path in sorted(out.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        if path.is_dir():
-            if not any(path.iterdir()):
-                path.rmdir()
-        elif path not in keep and path.name != MARKER:
-            path.unlink()
+def _remove_stale(root: str, keep: set[str]) -> None:
+    """Remove what an earlier render wrote under `root` and this one did not, then the folders left empty."""
+    for folder, _, names in os.walk(root, topdown=False):  # a folder after everything in it
+        for name in names:
+            path = os.path.join(folder, name)
+            if path not in keep and name != MARKER:
+                os.unlink(path)
+        if folder != root and not os.listdir(folder):
+            os.rmdir(folder)
 
 
-def _prepare(out: Path) -> None:
-    """Make `out` ready for a render: new, empty, or written by an earlier render (never anything else)."""
-    if out.exists() and not (out / MARKER).exists() and any(out.iterdir()):
+def _prepare(out: Path) -> bool:
+    """Make `out` ready for a render: new, empty, or written by an earlier render (never anything else). True
+    when it holds nothing yet."""
+    existed = out.exists()
+    if existed and not (out / MARKER).exists() and any(out.iterdir()):
         raise ConfigError(f"{out} is not empty and was not written by render; choose another --out")
+    fresh = not existed or not any(out.iterdir())
     out.mkdir(parents=True, exist_ok=True)
-    _update(out / MARKER, b"written by python -m components render; replaced on every run\n")
+    _update(os.path.join(out, MARKER), b"written by python -m components render; replaced on every run\n", fresh=fresh)
+    return fresh

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import ChainMap, Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,15 @@ class Stack:
     """Why each other pool has no fabric check, by pool name."""
     node_checks: dict[str, NodeCheck] = field(default_factory=dict)
     """Each checked pool's node check (its nodes' check at join), by pool name."""
+    job_objects: tuple[tuple[dict[str, Any], ...], ...] = field(default=(), compare=False, repr=False)
+    """Each job's objects (`trainingjob.objects`), in the order of `jobs`, as validation built them to check that
+    its pods fit: render writes these rather than build them again. Empty when the stack was made otherwise."""
+
+    def objects_of(self, index: int) -> tuple[dict[str, Any], ...]:
+        """The objects of `jobs[index]`: those validation built, else built now."""
+        if len(self.job_objects) == len(self.jobs):
+            return self.job_objects[index]
+        return tuple(trainingjob.objects(self.jobs[index]))
 
     @property
     def scheduler(self) -> SchedulerKind:
@@ -96,6 +105,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += found
     issues += _runtimes_fit(config, pools)
     plans: list[JobPlan] = []
+    built: list[tuple[dict[str, Any], ...]] = []
     for index, job in enumerate(config.jobs):
         path = f"jobs[{index}]"
         found = _job_issues(config, job, path)
@@ -114,7 +124,9 @@ def resolve(config: StackConfig) -> Stack:
                 found = [*exc.issues, *found]  # how the job fits its pool comes first
             else:
                 plans.append(planned)
-                found += pods_fit(planned.pool, trainingjob.objects(planned), f"{path}.nodePool", planned)
+                objects = trainingjob.objects(planned)
+                built.append(tuple(objects))
+                found += pods_fit(planned.pool, objects, f"{path}.nodePool", planned)
         issues += found
     if issues:
         raise ConfigError(issues)
@@ -128,6 +140,7 @@ def resolve(config: StackConfig) -> Stack:
         checks=checks,
         unchecked=unchecked,
         node_checks=node_checks,
+        job_objects=tuple(built),
     )
 
 
@@ -293,11 +306,12 @@ def resolve_raw(
     raw: Mapping[str, Any],
     *,
     source: str | None = None,
-    lines: dict[str, int] | None = None,
+    lines: Mapping[str, int] | None = None,
     base_dir: Path | None = None,
 ) -> Stack:
     """The validated stack of raw config keys; errors name `source` and the line when given."""
-    lines = dict(lines or {})
+    # Lines that parse_stack adds (job files) stay here; `lines` itself is read only when an error needs a line.
+    lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
         return resolve(config)

@@ -76,6 +76,15 @@ def load_with_nodes(text: str) -> tuple[Any, yaml.Node | None]:
         loader.dispose()
 
 
+def compose(text: str) -> yaml.Node | None:
+    """The node tree of a single YAML document (whose marks give each key's line), without building its value."""
+    loader = Loader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
 def _construct(loader: Any, node: yaml.Node, path: set[int]) -> Any:
     """The value of a node tree of plain mappings, lists and scalars, as PyYAML's safe constructor
     builds it; _Unusual for anything else (merge keys, tags, a node inside itself), which PyYAML's
@@ -198,13 +207,27 @@ def _word(value: str) -> str:
 
 
 def _mapping(mapping: dict[str, Any], indent: int, out: list[str]) -> None:
+    # The hot loop of a render: the words' cache is read inline rather than through _scalar for keys and strings,
+    # which are nearly every scalar.
     pad = " " * indent
+    words = _WORDS
     for key, value in mapping.items():
         if type(key) is not str:
             raise _Unusual
-        name = _scalar(key)
+        name = words.get(key)
+        if name is None:
+            name = _scalar(key)
+        elif name is _UNUSUAL:
+            raise _Unusual
         kind = type(value)
-        if kind is dict:
+        if kind is str:
+            text = words.get(value)
+            if text is None:
+                text = _scalar(value)
+            elif text is _UNUSUAL:
+                raise _Unusual
+            out.append(f"{pad}{name}: {text}\n")
+        elif kind is dict:
             if value:
                 out.append(f"{pad}{name}:\n")
                 _mapping(value, indent + 2, out)
@@ -222,19 +245,21 @@ def _mapping(mapping: dict[str, Any], indent: int, out: list[str]) -> None:
 
 def _sequence(items: list[Any], indent: int, out: list[str]) -> None:
     pad = " " * indent
+    dash = f"{pad}- "
+    cut = indent + 2
     for item in items:
         kind = type(item)
         if kind is dict:
             if not item:
-                out.append(f"{pad}- {{}}\n")
+                out.append(f"{dash}{{}}\n")
                 continue
             start = len(out)
-            _mapping(item, indent + 2, out)
-            out[start] = f"{pad}- {out[start][indent + 2 :]}"  # the first key shares the dash's line
+            _mapping(item, cut, out)
+            out[start] = dash + out[start][cut:]  # the first key shares the dash's line
         elif kind is list:
             raise _Unusual
         else:
-            out.append(f"{pad}- {_scalar(item)}\n")
+            out.append(f"{dash}{_scalar(item)}\n")
 
 
 def documents(text: str) -> list[Any]:

@@ -4,8 +4,11 @@ its jobs on a simulated cluster."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from components.errors import ConfigError
@@ -104,8 +107,9 @@ def _render(args: argparse.Namespace) -> int:
     path = args.config or Path(f"Pulumi.{args.stack}.yaml")
     name = path.stem.removeprefix("Pulumi.") if args.config else args.stack
     out = args.out or Path("rendered") / name
-    rendered = render(resolve_file(path))
-    files = write(rendered, out)
+    with _collector_paused():
+        rendered = render(resolve_file(path))
+        files = write(rendered, out)
     print(rendered.summary())
     print(f"wrote {len(files)} files to {out}/")
     for pool in rendered.stack.pools.values():
@@ -114,6 +118,22 @@ def _render(args: argparse.Namespace) -> int:
     for warning in rendered.warnings():
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a render. A render builds millions of plain dicts, lists and strings,
+    which no cycle holds (a 10,000-job render leaves ~200 objects in cycles), yet each collection walked them:
+    ~15% of such a render. Afterwards what the render made is frozen (gc.freeze: left out of later collections,
+    still freed when no longer referenced), or the first collection would walk all of it at once."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_on:
+            gc.enable()
 
 
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

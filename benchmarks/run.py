@@ -73,8 +73,9 @@ elif "{mode}" == "components":
     def program():
         objects = PlatformObjects("platform", resolved)
         for plan in resolved.jobs:
+            # As Platform wires it: each job waits for the objects it uses, not for every platform object.
             TrainingJob(f"{{plan.namespace}}-{{plan.name}}", plan.spec, pool=plan.pool, scheduler=resolved.scheduler,
-                        queue="research", opts=pulumi.ResourceOptions(depends_on=[objects]))
+                        queue="research", opts=pulumi.ResourceOptions(depends_on=objects.uses(plan)))
 else:
     # The flat program: the same objects, registered directly, with no components and no checks.
     manifests = platform.objects(resolved) + [o for plan in resolved.jobs for o in trainingjob.objects(plan)]

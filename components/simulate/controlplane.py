@@ -247,14 +247,16 @@ def copy_data(source: Path, target: Path) -> None:
         raise StartError(f"could not copy etcd's seed {source}: {done.stderr.strip()}")
 
 
-def wait_probe(plane: ControlPlane, name: str, port: int, timeout: float = READY_TIMEOUT) -> None:
-    """Until the process `name`'s readiness probe on 127.0.0.1:`port` (/readyz) answers 200; StartError, with its
-    log's tail, when it exits or time runs out."""
+def wait_probe(
+    plane: ControlPlane, name: str, port: int, timeout: float = READY_TIMEOUT, path: str = "/readyz"
+) -> None:
+    """Until the process `name`'s probe on 127.0.0.1:`port` (`path`, its readiness by default) answers 200;
+    StartError, with its log's tail, when it exits or time runs out."""
     deadline = time.monotonic() + timeout
     while True:
         plane.check_alive()
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:

@@ -11,15 +11,13 @@ binary is built with one edit (`HEALTH_EDITS`): the health check listens where $
 
 from __future__ import annotations
 
-import time
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 from components.addons.operators import MPI_NAME
 from components.render import Rendered
 from components.simulate import engines, kustomize
-from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port, wait_log
+from components.simulate.controlplane import ControlPlane, free_port, wait_log, wait_probe
 
 MODULE = "github.com/kubeflow/mpi-operator"
 HEALTH_ENV = "MPI_OPERATOR_HEALTH_ADDRESS"
@@ -69,6 +67,7 @@ CONTAINER = "mpi-operator"
 READY_LINE = "Started workers"
 """What the controller logs once its informers are synced and its workers run."""
 READY_TIMEOUT = 120.0
+HEALTH_TIMEOUT = 10.0
 
 
 def installed(rendered: Rendered) -> bool:
@@ -92,7 +91,7 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
     for obj in objects:
         if obj["kind"] == "Namespace":  # where its leader-election Lease lives
             client.apply(obj)
-    health = f"127.0.0.1:{free_port()}"
+    port = free_port()
     progress(f"starting the MPI Operator {engines.pinned(ENGINE, MODULE)}")
     process = plane.start(
         MPI_NAME,
@@ -100,24 +99,9 @@ def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], Non
         env={
             **kustomize.env_of(deployment, container, f"{MPI_NAME}-simulated"),
             "KUBECONFIG": str(plane.kubeconfig),
-            HEALTH_ENV: health,
+            HEALTH_ENV: f"127.0.0.1:{port}",
         },
     )
     wait_log(plane, process, READY_LINE, "the MPI Operator", READY_TIMEOUT)
-    _wait_healthy(plane, health)
-
-
-def _wait_healthy(plane: ControlPlane, address: str, timeout: float = 10.0) -> None:
-    """Until the operator's health check answers on `address`: the edited build listens where it was told."""
-    deadline = time.monotonic() + timeout
-    while True:
-        plane.check_alive()
-        try:
-            with urllib.request.urlopen(f"http://{address}/healthz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise StartError(f"the MPI Operator's health check did not answer on {address} in {timeout:.0f}s")
-        time.sleep(POLL)
+    # The edited build listens where it was told.
+    wait_probe(plane, MPI_NAME, port, HEALTH_TIMEOUT, path="/healthz")

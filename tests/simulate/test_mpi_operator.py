@@ -13,7 +13,7 @@ import pytest
 
 from components.render import render
 from components.simulate import engines, kustomize, mpi_operator
-from components.simulate.controlplane import free_port, wait_log
+from components.simulate.controlplane import free_port, wait_log, wait_probe
 from components.validation import resolve_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def test_two_operators_run_at_once_each_answering_on_its_own_port(control_plane,
     for obj in objects:
         if obj["kind"] == "Namespace":
             plane.client().apply(obj)
-    addresses = [f"127.0.0.1:{free_port()}" for _ in range(2)]
+    ports = [free_port() for _ in range(2)]
     processes = [
         plane.start(
             f"mpi-operator-{i}",
@@ -73,14 +73,14 @@ def test_two_operators_run_at_once_each_answering_on_its_own_port(control_plane,
             env={
                 **kustomize.env_of(deployment, container, f"mpi-operator-{i}"),
                 "KUBECONFIG": str(plane.kubeconfig),
-                mpi_operator.HEALTH_ENV: address,
+                mpi_operator.HEALTH_ENV: f"127.0.0.1:{port}",
             },
         )
-        for i, address in enumerate(addresses)
+        for i, port in enumerate(ports)
     ]
-    for process, address in zip(processes, addresses, strict=True):
+    for i, (process, port) in enumerate(zip(processes, ports, strict=True)):
         wait_log(plane, process, "for health check", "an MPI Operator", 60)
-        mpi_operator._wait_healthy(plane, address)
+        wait_probe(plane, f"mpi-operator-{i}", port, 10, path="/healthz")
     plane.check_alive()  # neither exited on a port the other holds
     with socket.socket() as probe:  # and neither took upstream's :8080
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -88,5 +88,5 @@ def test_two_operators_run_at_once_each_answering_on_its_own_port(control_plane,
             probe.bind(("", 8080))
         except OSError:
             pytest.skip("something else on this machine holds :8080, so whether the operators took it is unknown")
-    with urllib.request.urlopen(f"http://{addresses[0]}/healthz", timeout=2) as response:
+    with urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/healthz", timeout=2) as response:
         assert response.status == 200

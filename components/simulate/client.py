@@ -57,11 +57,15 @@ class Client:
         self._tls = ssl.create_default_context(cafile=str(ca_file))
         self._resources: dict[tuple[str, str], Resource] = {}
 
-    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "") -> bytes:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, content_type: str = "", accept: str = ""
+    ) -> bytes:
         """The response body of `method path`, or ClientError with the server's reason."""
         headers = dict(self._headers)
         if content_type:
             headers["Content-Type"] = content_type
+        if accept:
+            headers["Accept"] = accept
         req = urllib.request.Request(self.server + path, data=body, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, context=self._tls, timeout=60) as response:
@@ -125,15 +129,8 @@ class Client:
     def list_metadata(self, path: str) -> list[dict[str, Any]]:
         """The metadata of every object in the collection at `path` (no specs: a list of CRDs without their
         schemas)."""
-        req = urllib.request.Request(
-            self.server + path,
-            headers={**self._headers, "Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
-        )
-        try:
-            with urllib.request.urlopen(req, context=self._tls, timeout=60) as response:
-                listing = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            raise ClientError(f"GET {path}: HTTP {exc.code}", exc.code) from None
+        partial = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+        listing = json.loads(self.request("GET", path, accept=partial))
         return [dict(item.get("metadata") or {}) for item in listing.get("items") or []]
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, selector: str = "") -> list[Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -147,6 +148,7 @@ the linker nor a symbol table (`-s -w`). The engines are test binaries: nobody d
 trace still names every function (that is the pclntab, which stays). Measured in docs/benchmarks.md."""
 
 
+@functools.cache
 def _go_version() -> str:
     out = subprocess.run([go(), "env", "GOVERSION"], capture_output=True, text=True, env=_env(), check=False)
     return out.stdout.strip()
@@ -259,19 +261,12 @@ def default_name(package: str) -> str:
 
 
 def download_modules(engine: Engine) -> None:
-    """Download the modules `engine`'s binaries import into the module cache (nothing when they are there): the
-    network part of a build, which can run while another engine compiles. Only what the packages need, as the build
-    itself would: a go.mod may require modules the proxy no longer serves (the DRA driver's go-nvfm) that none of
-    our binaries import. A failure here is left for the build to report."""
-    if all(_downloaded(module, version) for module, version in _required(engine).items()):
-        return
+    """Download the modules `engine`'s binaries import into the module cache: the network part of a build, which
+    can run while another engine compiles. Only what the packages need, as the build itself would: a go.mod may
+    require modules the proxy no longer serves (the DRA driver's go-nvfm) that none of our binaries import. A
+    failure here is left for the build to report."""
     with contextlib.suppress(BuildError):
         _run([go(), "list", "-deps", "-f", "{{.ImportPath}}", *engine.binaries.values()], engine.module_dir)
-
-
-def _downloaded(module: str, version: str) -> bool:
-    root = _modcache()
-    return (root / "cache" / "download" / _escaped(module) / "@v" / f"{version}.zip").is_file()
 
 
 def _modcache() -> Path:

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from components.manifests.fabriccheck import CHECK_LABEL
-from components.simulate import engines
+from components.simulate import engines, modfiles
 from components.simulate.controlplane import ControlPlane, free_port
 from components.simulate.nodes import KWOK_ANNOTATION
 
@@ -104,7 +104,7 @@ def start(plane: ControlPlane, binary: Path, *, checks_pass: bool = False) -> No
     checks' pods succeed once running (there is no NCCL test to run on a fake node)."""
     root = engines.download("sigs.k8s.io/kwok", engines.pinned(engines.KWOK, "sigs.k8s.io/kwok"))
     config = plane.folder / "kwok-stages.yaml"
-    stages = [yaml.safe_dump(prompt(yaml.safe_load((root / "kustomize" / "stage" / s).read_text()))) for s in STAGES]
+    stages = [yaml.safe_dump(prompt(modfiles.load(root / "kustomize" / "stage" / s))) for s in STAGES]
     stages.append(yaml.safe_dump(pod_terminated_stage(), sort_keys=False))
     if checks_pass:
         stages.append(yaml.safe_dump(checks_pass_stage(), sort_keys=False))

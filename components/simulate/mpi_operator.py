@@ -17,7 +17,7 @@ from typing import Any
 from components.addons.operators import MPI_NAME
 from components.render import Rendered
 from components.simulate import engines, kustomize
-from components.simulate.controlplane import ControlPlane, free_port, wait_log, wait_probe
+from components.simulate.controlplane import ControlPlane, Process, free_port, wait_log, wait_probe
 
 MODULE = "github.com/kubeflow/mpi-operator"
 HEALTH_ENV = "MPI_OPERATOR_HEALTH_ADDRESS"
@@ -84,24 +84,31 @@ def upstream(rendered: Rendered) -> list[dict[str, Any]]:
 def start(plane: ControlPlane, rendered: Rendered, progress: Callable[[str], None] = lambda _: None) -> None:
     """Build and start the MPI Operator against `plane`, configured as the stack configures it; return once
     its caches are synced and its workers run."""
+    port = free_port()
+    progress(f"starting the MPI Operator {engines.pinned(ENGINE, MODULE)}")
+    process = launch(plane, rendered, MPI_NAME, port, progress)
+    wait_log(plane, process, READY_LINE, "the MPI Operator", READY_TIMEOUT)
+    # The edited build listens where it was told.
+    wait_probe(plane, MPI_NAME, port, HEALTH_TIMEOUT, path="/healthz")
+
+
+def launch(
+    plane: ControlPlane, rendered: Rendered, name: str, port: int, progress: Callable[[str], None] = lambda _: None
+) -> Process:
+    """Start an MPI Operator process called `name` with the overlay's args and environment as the stack patches
+    them, its health check on 127.0.0.1:`port`; the namespace of its leader-election Lease applied first."""
     binary = engines.build(ENGINE, progress)["mpi-operator"]
     objects = upstream(rendered)
     deployment, container = kustomize.container(objects, MPI_NAME, CONTAINER)
-    client = plane.client()
     for obj in objects:
         if obj["kind"] == "Namespace":  # where its leader-election Lease lives
-            client.apply(obj)
-    port = free_port()
-    progress(f"starting the MPI Operator {engines.pinned(ENGINE, MODULE)}")
-    process = plane.start(
-        MPI_NAME,
+            plane.client().apply(obj)
+    return plane.start(
+        name,
         [str(binary), *container.get("args", [])],
         env={
-            **kustomize.env_of(deployment, container, f"{MPI_NAME}-simulated"),
+            **kustomize.env_of(deployment, container, f"{name}-simulated"),
             "KUBECONFIG": str(plane.kubeconfig),
             HEALTH_ENV: f"127.0.0.1:{port}",
         },
     )
-    wait_log(plane, process, READY_LINE, "the MPI Operator", READY_TIMEOUT)
-    # The edited build listens where it was told.
-    wait_probe(plane, MPI_NAME, port, HEALTH_TIMEOUT, path="/healthz")

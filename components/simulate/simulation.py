@@ -187,14 +187,13 @@ def running(
     succeed once they run, as on a fabric that meets its floor. With `joining`, the pools' nodes come up as they
     join, under their node check's startup taint, instead of as once their check passed."""
     binaries = build(rendered, progress)
-    definitions = seed.definitions()
-    plane = controlplane.start(folder, binaries, progress, seed=seed.etcd(binaries, definitions, progress))
+    plane = controlplane.start(folder, binaries, progress, seed=seed.etcd(binaries, seed.definitions(), progress))
     try:
         cluster = Cluster(plane, rendered)
-        progress("starting kwok and installing the add-ons' CRDs")
+        # The seed holds every CRD, and the API server is ready only once it serves them (crd-informer-synced).
+        progress("starting kwok")
         kwok.start(plane, binaries["kwok"], checks_pass=checks_pass)
         client = plane.client()
-        apply.install_crds(client, definitions)  # held by the seed already: nothing to send
         sizes = pool_sizes(rendered, nodes_per_pool)
         progress("making nodes: " + ", ".join(f"{n} x {name}" for name, n in sizes.items()) + f", {CPU_NODES} x cpu")
         for name, pool in rendered.stack.pools.items():
@@ -256,14 +255,18 @@ def start_controllers(cluster: Cluster, progress: Callable[[str], None]) -> None
             for future in started:
                 future.result()
     for controller in installed:
-        cluster.controllers.append(controller.__name__.rpartition(".")[2].replace("_", "-"))
+        cluster.controllers.append(_label(controller))
         if controller.VERSION_NOTE:
             cluster.notes.append(controller.VERSION_NOTE)
 
 
+def _label(controller: ModuleType) -> str:
+    return controller.__name__.rpartition(".")[2].replace("_", "-")
+
+
 def _start(controller: ModuleType, cluster: Cluster, progress: Callable[[str], None]) -> None:
     started = time.monotonic()
-    label = controller.__name__.rpartition(".")[2].replace("_", "-")
+    label = _label(controller)
     progress(f"starting {label}")
     controller.start(cluster.plane, cluster.rendered, progress)
     progress(f"{label} ready in {time.monotonic() - started:.1f} s")

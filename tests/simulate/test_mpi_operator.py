@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from components.render import render
-from components.simulate import engines, kustomize, mpi_operator
+from components.simulate import engines, mpi_operator
 from components.simulate.controlplane import free_port, wait_log, wait_probe
 from components.validation import resolve_file
 
@@ -59,25 +59,8 @@ def test_the_edits_apply_to_the_pinned_release(tmp_path: Path) -> None:
 def test_two_operators_run_at_once_each_answering_on_its_own_port(control_plane, tmp_path: Path) -> None:
     plane = control_plane()
     rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
-    binary = engines.build(mpi_operator.ENGINE)["mpi-operator"]
-    objects = mpi_operator.upstream(rendered)
-    deployment, container = kustomize.container(objects, mpi_operator.MPI_NAME, mpi_operator.CONTAINER)
-    for obj in objects:
-        if obj["kind"] == "Namespace":
-            plane.client().apply(obj)
     ports = [free_port() for _ in range(2)]
-    processes = [
-        plane.start(
-            f"mpi-operator-{i}",
-            [str(binary), *container.get("args", [])],
-            env={
-                **kustomize.env_of(deployment, container, f"mpi-operator-{i}"),
-                "KUBECONFIG": str(plane.kubeconfig),
-                mpi_operator.HEALTH_ENV: f"127.0.0.1:{port}",
-            },
-        )
-        for i, port in enumerate(ports)
-    ]
+    processes = [mpi_operator.launch(plane, rendered, f"mpi-operator-{i}", port) for i, port in enumerate(ports)]
     for i, (process, port) in enumerate(zip(processes, ports, strict=True)):
         wait_log(plane, process, "for health check", "an MPI Operator", 60)
         wait_probe(plane, f"mpi-operator-{i}", port, 10, path="/healthz")

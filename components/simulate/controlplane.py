@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
@@ -131,9 +132,56 @@ def wait_log(plane: ControlPlane, process: Process, line: str, what: str, timeou
         time.sleep(POLL)
 
 
+# Listening ports: 10000-31999 in 11 blocks of 2000, below Linux's ephemeral range (32768 and up unless an
+# administrator lowers it).
+PORT_BASE, PORT_BLOCK, PORT_BLOCKS = 10000, 2000, 11
+
+
+def _listen_block() -> range:
+    """This process's block of listening ports: one per pytest-xdist worker, else one at random. A port bind(0)
+    picks is one the kernel may also give the next outgoing connection (a plane makes thousands) before the
+    process told to listen on it binds, seconds later; a port another worker was just given is one it may not
+    have bound yet. Both happened in CI: "bind: address already in use"."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else secrets.randbelow(PORT_BLOCKS)
+    start = PORT_BASE + (index % PORT_BLOCKS) * PORT_BLOCK
+    return range(start, start + PORT_BLOCK)
+
+
+class _Ports:
+    """Hands out this process's block in turn from a random start, so a port comes round again only after the
+    whole block has."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.block: range | None = None
+        self.turn = 0
+
+    def take(self) -> int | None:
+        """The next port of the block that binds now; None when none does."""
+        with self.lock:
+            if self.block is None:
+                self.block, self.turn = _listen_block(), secrets.randbelow(PORT_BLOCK)
+            for _ in self.block:
+                port = self.block[self.turn % len(self.block)]
+                self.turn += 1
+                with socket.socket() as probe:
+                    try:
+                        probe.bind(("127.0.0.1", port))
+                    except OSError:
+                        continue
+                return port
+            return None
+
+
+_PORTS = _Ports()
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as probe:
+    """A TCP port on 127.0.0.1 that nothing listens on now, and that this process has not handed out lately."""
+    if (port := _PORTS.take()) is not None:
+        return port
+    with socket.socket() as probe:  # the whole block is taken: let the kernel choose
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 

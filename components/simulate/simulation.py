@@ -27,6 +27,7 @@ from components.simulate import (
     devices,
     dra_driver,
     engines,
+    hypernodes,
     jobset,
     kueue,
     kwok,
@@ -314,7 +315,10 @@ def place(cluster: Cluster, workload: Workload, timeout: float) -> Placement:
         result.reason = "refused by the API server: " + "; ".join(refused)
         return result
     started = time.monotonic()
+    volcano_scheduled = cluster.rendered.stack.scheduler == "volcano"
     while True:
+        if volcano_scheduled and (deleted := hypernodes.repair(client)):
+            cluster.notes.append(hypernodes.note(deleted))
         pods = _pods(client, workload)
         _observe(cluster, workload, pods, result)
         if result.whole and result.seconds is None:

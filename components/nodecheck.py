@@ -1,13 +1,17 @@
 """Each GPU node's check when it joins its pool: what is checked, against what, and how a node is held back.
 
-A pool's nodes come up with the startup taint `gpu-training/node-check=pending:NoSchedule` and the label
+A pool's nodes come up with the startup taint
+`startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check=pending:NoSchedule` and the label
 `gpu-training/node-check=required`, which nothing but the check tolerates. The check (a DaemonSet on the
 nodes that have the label and no result yet) runs the DCGM diagnostics, reads every GPU's ECC and row-remap
 state and the kernel's XIDs, finds every fabric NIC the pool should have up at its speed, and runs a
-single-node all_reduce across the node's GPUs against a floor derived from NVLink. Then it labels the node
-`gpu-training/node-check-result=passed` and removes the taint, or labels it `failed`, keeps it tainted
-(`gpu-training/node-check=failed`), and says why in a node condition and an event. Either label ends the
-check's pod on that node, which gives its GPUs back.
+single-node all_reduce across the node's GPUs against a floor derived from NVLink. It requests no GPU: an
+autoscaler counts a DaemonSet's requests as overhead of every new node, and a check holding the GPUs would leave
+no room for any job, so no node would ever be made. It sees the GPUs as the node's runtime gives them to a
+privileged container (`gpu_access`), and the startup taint keeps every other GPU pod off the node meanwhile.
+Then it labels the node `gpu-training/node-check-result=passed` and removes the taint, or labels it `failed`,
+replaces the startup taint with `gpu-training/node-check-failed=true:NoSchedule`, says why in a node condition
+and an event, and on Karpenter pools deletes the node's NodeClaim, so that a replacement comes.
 """
 
 from __future__ import annotations
@@ -15,17 +19,40 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Literal
 
 from components import nvlink
 from components.errors import Issue
 from components.fabriccheck import nccl_tests_image
-from components.models.nodepool import NODE_CHECK_KEY, NODE_CHECK_TAINT, NodeCheckSpec, Taint
+from components.models import StackConfig
+from components.models.nodepool import (
+    LEGACY_NODE_CHECK_TAINT_KEY,
+    NODE_CHECK_FAILED_TAINT,
+    NODE_CHECK_KEY,
+    NODE_CHECK_TAINT,
+    NodeCheckSpec,
+    Taint,
+)
 from components.pool import Pool
 
 STARTUP_TAINT = NODE_CHECK_TAINT
-"""The taint a checked pool's nodes come up with; the check removes it from a node that passes."""
-FAILED_TAINT = Taint(key=NODE_CHECK_KEY, value="failed", effect="NoSchedule")
-"""What a node that fails keeps instead, so that `kubectl describe node` says why nothing lands there."""
+"""The taint a checked pool's nodes come up with; the verdict removes it."""
+FAILED_TAINT = NODE_CHECK_FAILED_TAINT
+"""What a node that fails carries instead, so that `kubectl describe node` says why nothing lands there."""
+LEGACY_TAINT = Taint(key=LEGACY_NODE_CHECK_TAINT_KEY, value="pending", effect="NoSchedule")
+"""The startup taint of nodes that joined under an earlier release: checked, and removed, like the new one."""
+GpuAccess = Literal["runtime-class", "default-runtime", "gke-host"]
+"""How the check's privileged containers see every GPU without requesting one:
+- runtime-class: the GPU Operator's toolkit made the `nvidia` RuntimeClass, whose runtime injects the GPUs
+  that NVIDIA_VISIBLE_DEVICES names;
+- default-runtime: the node's default runtime is NVIDIA's (the EKS accelerated AMI, which ships the toolkit);
+- gke-host: GKE's driver stays on the host (/home/kubernetes/bin/nvidia), mounted as its device plugin mounts it
+  for GPU containers, and a privileged container sees every /dev/nvidia* device."""
+GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
+"""Where GKE keeps the NVIDIA driver's libraries and tools on the host (its device plugin mounts it into GPU
+containers at /usr/local/nvidia)."""
+RUNTIME_CLASS = "nvidia"
+"""The RuntimeClass the GPU Operator's toolkit creates (its chart's operator.runtimeClass default)."""
 REQUIRED_LABEL = (NODE_CHECK_KEY, "required")
 """The label a checked pool's nodes come up with: where the check runs."""
 RESULT_LABEL = "gpu-training/node-check-result"
@@ -98,6 +125,14 @@ class NodeCheck:
     """The DCGM image."""
     timeout_minutes: int
     """How long one node's check may take."""
+    gpu_access: GpuAccess = "default-runtime"
+    """How its containers see the GPUs (GpuAccess)."""
+
+    @property
+    def replaces_failed(self) -> bool:
+        """Whether the verdict deletes a failed node's NodeClaim: Karpenter pools, where nothing else would (it
+        never disrupts a node it has not seen initialized, nor one that a pod could still use)."""
+        return self.pool.provisioner == "karpenter"
 
     @property
     def name(self) -> str:
@@ -128,7 +163,16 @@ class NodeCheck:
         return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def resolve(spec: NodeCheckSpec, pool: Pool, *, path: str) -> tuple[NodeCheck | None, list[Issue]]:
+def gpu_access(config: StackConfig, pool: Pool) -> GpuAccess:
+    """How the pool's node check sees the GPUs, from who brings the driver and container toolkit."""
+    if config.runs_gpu_operator and pool.provider != "aws":  # EKS: the AMI's toolkit, the operator's is off
+        return "runtime-class"
+    return "gke-host" if pool.provider == "gcp" else "default-runtime"
+
+
+def resolve(
+    spec: NodeCheckSpec, pool: Pool, *, path: str, access: GpuAccess = "default-runtime"
+) -> tuple[NodeCheck | None, list[Issue]]:
     """The pool's node check, or None when it is off; and what stops it."""
     if not spec.enabled:
         return None, []
@@ -149,6 +193,7 @@ def resolve(spec: NodeCheckSpec, pool: Pool, *, path: str) -> tuple[NodeCheck | 
         tests=image.tests,
         dcgm_image=spec.dcgm_image or DCGM_IMAGE,
         timeout_minutes=spec.timeout_minutes,
+        gpu_access=access,
     )
     return (None, issues) if issues else (check, [])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from components.addons.install import HelmRelease, RemoteInstall
 from components.models import AwsClusterSpec
+from components.models.nodepool import STARTUP_TAINT_PREFIX
 from components.pool import Pool
 from components.validation import Stack
 from components.versions import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGES
@@ -59,10 +60,19 @@ def release(stack: Stack) -> HelmRelease | None:
         "image": {"tag": CLUSTER_AUTOSCALER_IMAGES[cluster.kubernetes_version]},
         "nodeSelector": {"gpu-training/role": "system"},
     }
-    startup = sorted({t.key for p in stack.pools.values() if p.autoscaled for t in p.startup_taints})
+    # A new node comes up with the node check's taint, which no pending pod tolerates: the autoscaler must not
+    # count it when it asks whether a node would take the pod, and treats the node as starting meanwhile. A key
+    # under STARTUP_TAINT_PREFIX says so by itself; any other startup taint needs the flag.
+    startup = sorted(
+        {
+            t.key
+            for p in stack.pools.values()
+            if p.autoscaled
+            for t in p.startup_taints
+            if not t.key.startswith(STARTUP_TAINT_PREFIX)
+        }
+    )
     if startup:
-        # A new node comes up with the node check's taint, which no pending pod tolerates: the autoscaler must
-        # not count it when it asks whether a node would take the pod, and treats the node as starting meanwhile.
         values["extraArgs"] = {"startup-taint": ",".join(startup)}
     needs: tuple[str, ...] = ()
     if requests_served(stack):

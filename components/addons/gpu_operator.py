@@ -8,6 +8,7 @@ from components import repair
 from components.addons import monitoring
 from components.addons.install import HelmRelease
 from components.manifests.pod import tolerations
+from components.nodecheck import GKE_DRIVER_DIR
 from components.observability import dcgm
 from components.observability import pack as observability
 from components.pool import taints_of
@@ -16,8 +17,6 @@ from components.versions import GPU_OPERATOR
 
 NAME = "gpu-operator"
 NAMESPACE = "gpu-operator"
-# GKE keeps the driver on the host here, and containers find it through this path.
-GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 RdmaMode = Literal["dmabuf", "peermem"]
 
 

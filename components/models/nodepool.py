@@ -18,8 +18,12 @@ GPUDIRECT_FABRICS = ("tcpx", "tcpxo", "rdma")
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 NODE_CHECK_KEY = "gpu-training/node-check"
-"""The node check's startup taint key (value `pending`), and the label it leaves on a checked node (`passed` or
-`failed`)."""
+"""The label a checked pool's nodes come up with (`required`): where the node check runs. In earlier releases it
+was the startup taint's key too (`pending`, then `failed`)."""
+STARTUP_TAINT_PREFIX = "startup-taint.cluster-autoscaler.kubernetes.io/"
+"""A taint under this prefix is a startup taint to the Cluster Autoscaler with no flag (kubernetes/autoscaler
+cluster-autoscaler/utils/taints/taints.go StartupTaintPrefix): it is left out of node-group templates, so a
+pod that does not tolerate it still scales the group up, and a node carrying it counts as starting."""
 DcgmLevel = Literal[1, 2, 3, 4]
 NcclTest = Literal["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"]
 """The NCCL-tests collectives a fabric check can run."""
@@ -37,8 +41,14 @@ class Taint(Spec):
     """Taint effect. Default: NoSchedule."""
 
 
-NODE_CHECK_TAINT = Taint(key=NODE_CHECK_KEY, value="pending", effect="NoSchedule")
-"""The taint a checked pool's nodes come up with, until their node check passes."""
+NODE_CHECK_TAINT = Taint(key=f"{STARTUP_TAINT_PREFIX}gpu-training-node-check", value="pending", effect="NoSchedule")
+"""The startup taint a checked pool's nodes come up with, until their node check gives its verdict."""
+NODE_CHECK_FAILED_TAINT = Taint(key="gpu-training/node-check-failed", value="true", effect="NoSchedule")
+"""What a node that failed its check carries instead: a key of its own, no startup taint, so that every
+autoscaler sees a started node no pending pod fits, and makes another."""
+LEGACY_NODE_CHECK_TAINT_KEY = NODE_CHECK_KEY
+"""The startup taint's key in earlier releases. A node that joined under it still gets its check (the check
+tolerates it, and removes it with the new key)."""
 
 
 def default_taints(provider: str) -> list[Taint]:

@@ -13,7 +13,13 @@ from typing import Any
 
 from components.manifests.nodecheck import CHECK_LABEL
 from components.manifests.pod import GPU_RESOURCE
-from components.models.nodepool import GPU_TAINT_KEY, NODE_CHECK_KEY, NODE_CHECK_TAINT
+from components.models.nodepool import (
+    GPU_TAINT_KEY,
+    LEGACY_NODE_CHECK_TAINT_KEY,
+    NODE_CHECK_FAILED_TAINT,
+    NODE_CHECK_TAINT,
+    Taint,
+)
 from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
@@ -96,9 +102,15 @@ def gpu_placement(subject: Subject, subjects: list[Subject], settings: Settings)
             )
 
 
-_HELD = (
-    {"key": NODE_CHECK_KEY, "value": NODE_CHECK_TAINT.value, "effect": NODE_CHECK_TAINT.effect},
-    {"key": NODE_CHECK_KEY, "value": "failed", "effect": NODE_CHECK_TAINT.effect},
+_HELD = tuple(
+    {"key": t.key, "value": t.value, "effect": t.effect}
+    for t in (
+        NODE_CHECK_TAINT,
+        NODE_CHECK_FAILED_TAINT,
+        # Nodes that joined under an earlier release's key.
+        Taint(key=LEGACY_NODE_CHECK_TAINT_KEY, value="pending"),
+        Taint(key=LEGACY_NODE_CHECK_TAINT_KEY, value="failed"),
+    )
 )
 
 
@@ -136,7 +148,8 @@ RULES: tuple[Rule, ...] = (
         "high",
         "mandatory",
         (unverified_nodes.__doc__ or "").strip(),
-        f"drop the toleration of {NODE_CHECK_KEY} (a TrainingJob never adds one); a toleration with no key and "
+        f"drop the toleration of {NODE_CHECK_TAINT.key} or {NODE_CHECK_FAILED_TAINT.key} (a TrainingJob never adds "
+        "one); a toleration with no key and "
         "`operator: Exists` tolerates it too: list the taints to tolerate instead",
         ("*",),
         unverified_nodes,

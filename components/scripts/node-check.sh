@@ -8,8 +8,9 @@
 #            started here
 #   nics     (any image) the fabric NICs under SYSFS (default /sys): RDMA devices and GPU netdevs
 #   nvlink   (NCCL-tests image) all_reduce_perf across the node's GPUs, NVLINK_MIN to MAX_BYTES
-#   verdict  (kubectl image) node-verdict.sh over RESULTS; then the node is released (taint removed) or
-#            held (taint failed, a node condition and an event), and labelled with the result, last,
+#   verdict  (kubectl image) node-verdict.sh over RESULTS; then the node is released (STARTUP_TAINT and
+#            LEGACY_TAINT removed) or held (FAILED_TAINT instead, a node condition and an event; with
+#            REPLACE_FAILED=nodeclaim its Karpenter NodeClaim deleted), and labelled with the result, last,
 #            which ends this pod
 #   hold     wait for that (a DaemonSet's container may not exit)
 #
@@ -24,6 +25,7 @@ scripts=$(dirname "$0")
 limit=${STEP_TIMEOUT:-3600}
 key=gpu-training/node-check
 result_label=gpu-training/node-check-result
+replace_failed=${REPLACE_FAILED:-}
 mkdir -p "$results"
 
 bounded() {  # bounded CMD...: CMD under the step's time limit, where the image has timeout(1)
@@ -98,8 +100,25 @@ event() {  # event MESSAGE: a Warning event on the node
 EOF
 }
 
+untaint() {  # untaint KEY: remove the node's taint with that key, if it has one
+    kubectl taint node "$NODE_NAME" "$1-" 2>/dev/null || :
+}
+
+replace() {  # the failed node's NodeClaim, deleted so that Karpenter launches another and removes this one
+    claim=$(kubectl get nodeclaims.karpenter.sh \
+        -o jsonpath="{range .items[?(@.status.nodeName==\"$NODE_NAME\")]}{.metadata.name}{end}")
+    if [ -n "$claim" ]; then
+        kubectl delete nodeclaims.karpenter.sh "$claim" --wait=false
+    else
+        echo "note no NodeClaim names $NODE_NAME: nothing to delete"
+    fi
+}
+
 verdict() {
     : "${NODE_NAME:?NODE_NAME is required}"
+    startup_taint=${STARTUP_TAINT:?STARTUP_TAINT is required}
+    legacy_taint=${LEGACY_TAINT:?LEGACY_TAINT is required}
+    failed_taint=${FAILED_TAINT:?FAILED_TAINT is required}
     SCRIPTS=$scripts sh "$scripts/node-verdict.sh" "$results" | tee "$results/verdict.txt"
     summary=$(tail -n 1 "$results/verdict.txt")
     when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -107,15 +126,21 @@ verdict() {
     kubectl annotate node "$NODE_NAME" --overwrite "$key-summary=$summary" "$key-time=$when"
     case "$summary" in
         PASS*)
-            kubectl taint node "$NODE_NAME" "$key-" 2>/dev/null || :  # gone already: passed before
+            untaint "$startup_taint"
+            untaint "$legacy_taint"
             condition False Passed "$summary"
             kubectl label node "$NODE_NAME" --overwrite "$result_label=passed"
             ;;
         *)
-            kubectl taint node "$NODE_NAME" --overwrite "$key=failed:NoSchedule"
+            # The failed taint first, then the startup taint goes: the node is never open to a job, and every
+            # autoscaler sees a started node no pending pod fits.
+            kubectl taint node "$NODE_NAME" --overwrite "$failed_taint"
+            untaint "$startup_taint"
+            untaint "$legacy_taint"
             condition True CheckFailed "$summary"
             event "$summary"
             kubectl label node "$NODE_NAME" --overwrite "$result_label=failed"
+            [ "$replace_failed" = nodeclaim ] && replace
             ;;
     esac
     set +e

@@ -34,6 +34,7 @@ from components.simulate import (
     mpi_operator,
     namespaces,
     nodes,
+    runtimes,
     seed,
     trainer,
     training_operator,
@@ -217,14 +218,22 @@ def running(
             # The add-ons installed elsewhere serve their CRDs (stand-ins where no module has them) and
             # provision the stack's claims (the storage driver).
             apply.install_crds(client, crds.stand_ins(list(rendered.objects)))
-            stand_ins = [*namespaces.stand_ins(rendered), *volumes.stand_ins(list(rendered.objects))]
+            stand_ins = [
+                *namespaces.stand_ins(rendered),
+                *volumes.stand_ins(list(rendered.objects)),
+                *runtimes.stand_ins(rendered),
+            ]
             apply.apply_all(client, stand_ins)
             yield cluster
             return
         progress("applying the stack's platform objects")
         jobs = {apply.key(o) for w in rendered.workloads for o in w.objects}
         platform = [o for o in rendered.objects if apply.key(o) not in jobs]
-        stand_ins = [*namespaces.stand_ins(rendered), *volumes.stand_ins(list(rendered.objects))]
+        stand_ins = [
+            *namespaces.stand_ins(rendered),
+            *volumes.stand_ins(list(rendered.objects)),
+            *runtimes.stand_ins(rendered),
+        ]
         outcomes = apply.apply_all(client, [*platform, *stand_ins])
         refused = [f"{o.key}: {o.message}" for o in outcomes if not o.accepted and not o.skipped]
         if refused:

@@ -12,8 +12,8 @@ def test_an_autoscaler_serving_provisioning_requests_gets_the_flags_and_the_crd_
     release = autoscaler.release(stack)
 
     assert release is not None, "a queued node group from zero needs the autoscaler even when it never scales alone"
+    # The node check's startup taint is under the autoscaler's own prefix: no --startup-taint flag.
     assert release.values["extraArgs"] == {
-        "startup-taint": "gpu-training/node-check",
         "enable-provisioning-requests": "true",
         "kube-api-content-type": "application/json",
     }

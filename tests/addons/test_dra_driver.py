@@ -31,7 +31,7 @@ def test_its_kubelet_plugin_runs_on_the_rack_scale_pools_nodes_and_labels_their_
     ], "only the GB200 pool, not the H100 one"
     assert plugin["containers"]["computeDomains"]["gpuCliqueLabelEnabled"] is True
     keys = {t["key"] for t in plugin["tolerations"]}
-    assert {"nvidia.com/gpu", "gpu-training/node-check"} <= keys
+    assert {"nvidia.com/gpu", "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check"} <= keys
 
 
 def test_compute_domains_wait_for_the_driver() -> None:

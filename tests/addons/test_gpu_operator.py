@@ -28,7 +28,12 @@ def test_existing_roce_cluster_runs_the_open_driver_with_gpudirect_rdma_through_
     # The driver and device plugin come up before the node check, which needs them.
     assert values["daemonsets"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-        {"key": "gpu-training/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "operator": "Equal",
+            "value": "pending",
+            "effect": "NoSchedule",
+        },
     ]
 
 

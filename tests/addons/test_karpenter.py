@@ -66,7 +66,11 @@ def test_the_node_pool_allows_only_the_pools_type_zone_and_capacity_and_never_di
     assert pool["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
     # The node check's taint goes once a node passes, which Karpenter expects of a startup taint.
     assert pool["template"]["spec"]["startupTaints"] == [
-        {"key": "gpu-training/node-check", "value": "pending", "effect": "NoSchedule"}
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "value": "pending",
+            "effect": "NoSchedule",
+        }
     ]
     assert pool["template"]["metadata"]["labels"] == {"gpu-training/pool": "p5", "gpu-training/node-check": "required"}
     assert pool["limits"] == {"nvidia.com/gpu": "64"}, "maxNodes x GPUs"

@@ -120,7 +120,12 @@ def test_nic_cluster_policy_runs_on_the_rdma_pools_nodes_only_and_tolerates_thei
     }, "the tcp pool's nodes get none of it"
     assert policy["spec"]["tolerations"] == [
         {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
-        {"key": "gpu-training/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "operator": "Equal",
+            "value": "pending",
+            "effect": "NoSchedule",
+        },
     ]
 
 
@@ -232,7 +237,12 @@ def test_efa_device_plugin_tolerates_the_gpu_taint() -> None:
     assert release.namespace == "kube-system" and release.chart.version == "v0.5.30"
     assert release.values["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-        {"key": "gpu-training/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "operator": "Equal",
+            "value": "pending",
+            "effect": "NoSchedule",
+        },
     ]
     assert network.efa_device_plugin(stack_file("dev")) is None
     assert network.efa_device_plugin(everything_aws()) is not None

@@ -125,7 +125,11 @@ def test_node_group_uses_the_accelerated_ami_with_the_pools_taints_labels_and_si
     assert args["taints"] == [
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
         {"key": "dedicated", "value": None, "effect": "NO_EXECUTE"},
-        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "value": "pending",
+            "effect": "NO_SCHEDULE",
+        },
     ]
 
 

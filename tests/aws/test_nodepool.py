@@ -56,7 +56,11 @@ def test_p5_efa_pool(pulumi_mocks: RecordingMonitor) -> None:
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"
     assert group["taints"] == [
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
-        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "value": "pending",
+            "effect": "NO_SCHEDULE",
+        },
     ]
     assert group["labels"] == {"gpu-training/pool": "p5", "gpu-training/node-check": "required"}
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 4, "desiredSize": 0}

@@ -147,7 +147,11 @@ def test_gpu_nodes_carry_the_pools_taints_and_labels(pulumi_mocks: RecordingMoni
     config = pulumi_mocks.named("train-h100").inputs["nodeConfig"]
     assert config["taints"] == [
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
-        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "value": "pending",
+            "effect": "NO_SCHEDULE",
+        },
     ]
     assert config["labels"] == {"team": "research", "gpu-training/pool": "h100", "gpu-training/node-check": "required"}
     assert config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}

@@ -123,7 +123,11 @@ def test_nodes_use_gvnic_workload_identity_and_the_cloud_platform_scope() -> Non
 def test_the_default_taint_is_the_one_gke_puts_on_gpu_nodes() -> None:
     assert nodepool.node_config(*resolved())["taints"] == [
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
-        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "value": "pending",
+            "effect": "NO_SCHEDULE",
+        },
     ]
     unchecked = nodepool.node_config(*resolved(nodeCheck={"enabled": False}))
     assert unchecked["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
@@ -141,7 +145,11 @@ def test_taint_effects_are_spelled_as_the_gke_api_does() -> None:
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
         {"key": "team", "value": "research", "effect": "PREFER_NO_SCHEDULE"},
         {"key": "maintenance", "value": "", "effect": "NO_EXECUTE"},
-        {"key": "gpu-training/node-check", "value": "pending", "effect": "NO_SCHEDULE"},
+        {
+            "key": "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+            "value": "pending",
+            "effect": "NO_SCHEDULE",
+        },
     ]
 
 
@@ -356,7 +364,10 @@ def test_an_a4x_pool_is_four_gb200s_placed_by_its_workload_policy_with_gkes_arm_
     assert {"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"} in [
         t.model_dump() for t in pool.taints
     ]
-    assert [t["key"] for t in config["taints"]] == ["nvidia.com/gpu", "gpu-training/node-check"]
+    assert [t["key"] for t in config["taints"]] == [
+        "nvidia.com/gpu",
+        "startup-taint.cluster-autoscaler.kubernetes.io/gpu-training-node-check",
+    ]
     assert config["ephemeral_storage_local_ssd_config"] == {"local_ssd_count": 4}, "4 Titanium SSDs"
     assert unknown_keys(args, NODE_POOL_FIELDS) == []
 

@@ -1,5 +1,5 @@
 """The node check's objects: RBAC to update nodes, the scripts, and a DaemonSet per pool that runs only on its
-unchecked nodes, holds every GPU while it checks them, and is the one GPU pod that tolerates the startup taint."""
+unchecked nodes, sees every GPU without requesting one, and is the one GPU pod that tolerates the startup taint."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 from components import nodecheck, rules
 from components.manifests import nodecheck as manifests
 from components.manifests import trainingjob
-from components.manifests.pod import GPU_RESOURCE
 from components.models.nodepool import NODE_CHECK_KEY, NodeCheckSpec
 from components.pool import Pool
 from components.rules import Settings
@@ -17,8 +16,8 @@ from tests.support.factories import planned, pool
 from tests.support.schemas import assert_valid
 
 
-def check_of(p: Pool, **spec: Any) -> nodecheck.NodeCheck:
-    found, issues = nodecheck.resolve(NodeCheckSpec.model_validate(spec), p, path="nodePools[0]")
+def check_of(p: Pool, access: nodecheck.GpuAccess = "default-runtime", **spec: Any) -> nodecheck.NodeCheck:
+    found, issues = nodecheck.resolve(NodeCheckSpec.model_validate(spec), p, path="nodePools[0]", access=access)
     assert found is not None and not issues
     return found
 
@@ -54,6 +53,24 @@ def test_the_verdict_may_only_read_and_update_nodes_and_post_events() -> None:
     }
 
 
+def test_on_karpenter_pools_the_verdict_may_also_find_and_delete_nodeclaims_and_is_told_to() -> None:
+    """A failed Karpenter node goes only when its NodeClaim is deleted; nothing more is granted."""
+    karpenter = check_of(pool("efa", provisioner="karpenter"))
+    assert (
+        karpenter.replaces_failed
+        and env(pod_spec(manifests.daemonset(karpenter))["containers"][0])["REPLACE_FAILED"] == "nodeclaim"
+    )
+    role = next(o for o in manifests.objects([karpenter]) if o["kind"] == "ClusterRole")
+    extra = [r for r in role["rules"] if r["apiGroups"] != [""]]
+    assert extra == [{"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["list", "delete"]}]
+    group = check_of(pool("efa", provisioner="nodegroup"))
+    assert (
+        not group.replaces_failed and env(pod_spec(manifests.daemonset(group))["containers"][0])["REPLACE_FAILED"] == ""
+    )
+    role = next(o for o in manifests.objects([group]) if o["kind"] == "ClusterRole")
+    assert all(r["apiGroups"] == [""] for r in role["rules"])
+
+
 def test_the_daemonset_runs_only_on_the_pools_nodes_that_wait_for_their_check() -> None:
     p = pool("efa")
     spec = pod_spec(manifests.daemonset(check_of(p)))
@@ -61,7 +78,10 @@ def test_the_daemonset_runs_only_on_the_pools_nodes_that_wait_for_their_check() 
     (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"] == [{"key": nodecheck.RESULT_LABEL, "operator": "DoesNotExist"}]
     tolerated = {(t["key"], t.get("value")) for t in spec["tolerations"]}
-    assert (NODE_CHECK_KEY, "pending") in tolerated and (NODE_CHECK_KEY, "failed") not in tolerated
+    assert (nodecheck.STARTUP_TAINT.key, "pending") in tolerated, "its own startup taint"
+    assert (NODE_CHECK_KEY, "pending") in tolerated, "a node that joined under an earlier release's key"
+    assert (NODE_CHECK_KEY, "failed") not in tolerated
+    assert not {t["key"] for t in spec["tolerations"]} & {nodecheck.FAILED_TAINT.key}
     assert {(t.key, t.value) for t in p.taints} <= tolerated
 
 
@@ -70,17 +90,28 @@ def test_pulumi_does_not_wait_for_checks_that_run_whenever_a_node_joins() -> Non
     assert ds["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
 
 
-def test_the_checks_hold_every_gpu_and_the_verdict_none() -> None:
+def test_the_checks_request_no_resources_and_see_every_gpu_privileged() -> None:
+    """An autoscaler counts a DaemonSet's requests, init containers included, as overhead of every new node: a
+    check that requested the GPUs would leave no room for any job, and no node would ever be made."""
     spec = pod_spec(manifests.daemonset(check_of(pool("efa"))))
     gpu, nvlink = spec["initContainers"]
-    assert gpu["resources"]["limits"][GPU_RESOURCE] == "8" and nvlink["resources"]["limits"][GPU_RESOURCE] == "8"
-    assert gpu["image"] == nodecheck.DCGM_IMAGE and gpu["securityContext"] == {"privileged": True}
-    assert "securityContext" not in nvlink
     (verdict,) = spec["containers"]
-    assert "resources" not in verdict and verdict["image"] == nodecheck.KUBECTL_IMAGE
+    assert not [c["name"] for c in (gpu, nvlink, verdict) if "resources" in c]
+    for step in (gpu, nvlink):
+        assert step["securityContext"] == {"privileged": True}
+        assert env(step)["NVIDIA_VISIBLE_DEVICES"] == "all" and env(step)["NVIDIA_DRIVER_CAPABILITIES"] == "all"
+    assert "securityContext" not in verdict and "NVIDIA_VISIBLE_DEVICES" not in env(verdict)
+    assert gpu["image"] == nodecheck.DCGM_IMAGE and verdict["image"] == nodecheck.KUBECTL_IMAGE
+    assert "runtimeClassName" not in spec, "the EKS AMI's default runtime is NVIDIA's"
     assert verdict["command"][-1] == "sh /etc/node-check/node-check.sh verdict && sh /etc/node-check/node-check.sh hold"
     assert gpu["command"][-1] == "sh /etc/node-check/node-check.sh gpu && sh /etc/node-check/node-check.sh nics"
     assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+
+
+def test_where_the_gpu_operator_brings_the_toolkit_the_check_runs_under_its_runtime_class() -> None:
+    spec = pod_spec(manifests.daemonset(check_of(pool("roce"), access="runtime-class")))
+    assert spec["runtimeClassName"] == nodecheck.RUNTIME_CLASS
+    assert env(spec["initContainers"][0])["NVIDIA_VISIBLE_DEVICES"] == "all"
 
 
 def test_the_verdict_is_told_the_pools_gpus_nics_and_floor() -> None:
@@ -91,10 +122,14 @@ def test_the_verdict_is_told_the_pools_gpus_nics_and_floor() -> None:
     assert spec["containers"][0]["env"][0]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
 
 
-def test_gke_containers_find_the_driver_where_gke_mounts_it() -> None:
-    spec = pod_spec(manifests.daemonset(check_of(pool("tcpx"))))
+def test_gke_containers_mount_the_hosts_driver_where_gke_mounts_it_for_gpu_containers() -> None:
+    spec = pod_spec(manifests.daemonset(check_of(pool("tcpx"), access="gke-host")))
     gpu = env(spec["initContainers"][0])
     assert gpu["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64" and gpu["PATH"].startswith("/usr/local/nvidia/bin")
+    mounted = {m["name"]: m["mountPath"] for m in spec["initContainers"][0]["volumeMounts"]}
+    host = {v["name"]: v.get("hostPath", {}).get("path") for v in spec["volumes"]}
+    assert mounted["nvidia"] == "/usr/local/nvidia" and host["nvidia"] == nodecheck.GKE_DRIVER_DIR
+    assert "runtimeClassName" not in spec
     assert env(spec["initContainers"][0])["NETDEVS"] == "eth1 eth2 eth3 eth4"
     assert "LD_LIBRARY_PATH" not in env(spec["containers"][0])
 

@@ -1,6 +1,7 @@
-"""The node check on the real control plane: new GPU nodes join under the startup taint, the real DaemonSet
-controller puts the check on each, the verdict script updates each node with the real kubectl as the check's
-own service account, and a job lands only on the nodes that passed.
+"""The node check on the real control plane: new GPU nodes join under the startup taint (one under an earlier
+release's key, as after an upgrade), the real DaemonSet controller puts the check on each, the verdict script
+updates each node with the real kubectl as the check's own service account, and a job lands only on the nodes
+that passed.
 
 kwok plays the node: the check's pods run, but no GPU does; the verdict is given what a good node and a node
 with an uncorrected ECC error record (tests/data/node-check), as node-check.sh's gathering steps would.
@@ -19,8 +20,7 @@ from typing import Any
 import pytest
 
 from components.manifests import nodecheck as manifests
-from components.models.nodepool import NODE_CHECK_KEY
-from components.nodecheck import CONDITION, NAMESPACE, RESULT_LABEL
+from components.nodecheck import CONDITION, FAILED_TAINT, LEGACY_TAINT, NAMESPACE, RESULT_LABEL, STARTUP_TAINT
 from components.render import render
 from components.simulate import engines, simulation
 from components.simulate.client import Client, conditions_of
@@ -100,15 +100,23 @@ def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_p
             n["metadata"]["name"] for n in client.list("v1", "Node") if n["metadata"]["name"].startswith("h100-")
         )
         assert len(nodes) == 3
+        pending = {"key": STARTUP_TAINT.key, "value": "pending", "effect": "NoSchedule"}
+        legacy = {"key": LEGACY_TAINT.key, "value": "pending", "effect": "NoSchedule"}
         for name in nodes:
             taints = client.get(f"/api/v1/nodes/{name}")["spec"]["taints"]
-            assert {"key": NODE_CHECK_KEY, "value": "pending", "effect": "NoSchedule"} in taints
+            assert pending in taints
+        # The last node joined before an upgrade, under the earlier release's key: it must not be stranded.
+        upgraded = nodes[-1]
+        taints = [t for t in client.get(f"/api/v1/nodes/{upgraded}")["spec"]["taints"] if t != pending]
+        body = json.dumps({"spec": {"taints": [*taints, legacy]}}).encode()
+        client.request("PATCH", f"/api/v1/nodes/{upgraded}", body, "application/merge-patch+json")
 
-        # The real DaemonSet controller runs the check on every joining node, holding all its GPUs.
+        # The real DaemonSet controller runs the check on every joining node, requesting nothing: an autoscaler
+        # counts a DaemonSet's requests as overhead of every new node.
         pods = _wait("a running check on each node", lambda: (p := _check_pods(client)).keys() >= set(nodes) and p)
         for pod in pods.values():
-            limits = pod["spec"]["initContainers"][0]["resources"]["limits"]
-            assert limits["nvidia.com/gpu"] == "8"
+            containers = [*pod["spec"]["initContainers"], *pod["spec"]["containers"]]
+            assert not [c["name"] for c in containers if c.get("resources")], "the check requests nothing"
 
         failed, *passed = nodes
         bad = tmp_path / "bad"
@@ -126,7 +134,9 @@ def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_p
 
         held = client.get(f"/api/v1/nodes/{failed}")
         assert held["metadata"]["labels"][RESULT_LABEL] == "failed"
-        assert {"key": NODE_CHECK_KEY, "value": "failed", "effect": "NoSchedule"} in held["spec"]["taints"]
+        held_taints = held["spec"]["taints"]
+        assert {"key": FAILED_TAINT.key, "value": FAILED_TAINT.value, "effect": FAILED_TAINT.effect} in held_taints
+        assert not [t for t in held_taints if t["key"] == STARTUP_TAINT.key], "a failed node is no longer starting"
         condition = next(c for c in conditions_of(held) if c["type"] == CONDITION)
         assert (
             condition["status"] == "True"
@@ -138,7 +148,8 @@ def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_p
         for name in passed:
             node = client.get(f"/api/v1/nodes/{name}")
             assert node["metadata"]["labels"][RESULT_LABEL] == "passed"
-            assert not [t for t in node["spec"].get("taints", []) if t["key"] == NODE_CHECK_KEY]
+            keys = {t["key"] for t in node["spec"].get("taints", [])}
+            assert not keys & {STARTUP_TAINT.key, LEGACY_TAINT.key, FAILED_TAINT.key}, (name, keys)
 
         # A result ends the check on its node: the real DaemonSet controller deletes the pods, freeing the GPUs.
         _wait(

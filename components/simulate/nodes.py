@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from components.allocatable import allocatable
@@ -14,6 +15,8 @@ POOL_ANNOTATION = "gpu-training/simulated-pool"
 """Which of the stack's pools a fake node stands for (an annotation: nothing schedules by it)."""
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 """The annotation kwok is told to manage nodes by: only our fake nodes, never a real one."""
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+"""The label Karpenter puts on each node it makes: the NodePool's name, which is the pool's."""
 UNFIXED_DEVICES = "64"
 """What a fake node advertises of a device plugin resource whose amount the stack does not fix."""
 UNKNOWN_CPU, UNKNOWN_MEMORY = "64", "512Gi"
@@ -24,7 +27,8 @@ CPU_NODE_CPU, CPU_NODE_MEMORY = "16", "64Gi"
 
 
 def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
-    # What the cloud and the GPU Operator would label the node with, then what the pool says it carries.
+    # What the cloud labels the node with when it makes it, then what the pool says it carries, then what the
+    # GPU Operator and the cloud's topology add once it runs.
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
@@ -35,29 +39,34 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
         labels["node.kubernetes.io/instance-type"] = pool.machine_type
     if pool.zone:
         labels["topology.kubernetes.io/zone"] = pool.zone
-    if pool.gpu_model:
-        labels["nvidia.com/gpu.product"] = pool.gpu_model.replace(" ", "-")
     labels |= {**pool.labels, **pool.node_selector}
+    return labels | discovered_labels(pool, name, index, labels)
+
+
+def discovered_labels(pool: Pool, name: str, index: int, labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels node `name` of `pool` gets beyond those it was made with (`labels`, which win): the GPU product
+    from the GPU Operator's feature discovery, the NVLink clique, and the provider's network topology. The node is
+    the pool's `index`-th: sub-blocks of 4 nodes (or one NVLink domain) in blocks of twice that (each
+    coarser level twice the last), so a job may fit in one domain or span two, as on a real fabric."""
+    found: dict[str, str] = {}
+    if pool.gpu_model:
+        found["nvidia.com/gpu.product"] = pool.gpu_model.replace(" ", "-")
     finest = 4
     if pool.nvlink_domain_nodes:
         # One NVLink domain per nvlinkDomainNodes nodes, labelled as GPU Feature Discovery and the DRA driver do
         # (`<cluster UUID>.<clique id>`).
         finest = pool.nvlink_domain_nodes
-        labels[CLIQUE_LABEL] = f"{pool.name}-fabric.{index // finest}"
+        found[CLIQUE_LABEL] = f"{pool.name}-fabric.{index // finest}"
     if pool.topology:
-        # Sub-blocks of 4 nodes (or one NVLink domain) in blocks of twice that (each coarser level twice the last):
-        # a job may fit in one domain or span two, as on a real fabric. A level of one node per domain is named
-        # after the node.
+        # A level of one node per domain is named after the node.
         shared = [level for level in pool.topology.levels if not level.one_node]
         for level in pool.topology.levels:
-            if level.node_label in labels:
-                continue
             if level.one_node:
-                labels[level.node_label] = name
+                found[level.node_label] = name
             else:
                 size = finest * 2 ** (len(shared) - 1 - shared.index(level))
-                labels[level.node_label] = f"{pool.name}-{level.name}-{index // size}"
-    return labels
+                found[level.node_label] = f"{pool.name}-{level.name}-{index // size}"
+    return {key: value for key, value in found.items() if key not in labels}
 
 
 def _node(
@@ -90,15 +99,22 @@ def cpu_nodes(count: int) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def pool_nodes(pool: Pool, count: int, *, checked: bool = True, first: int = 0) -> list[dict[str, Any]]:
-    """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises. A pool with a node
-    check has its nodes as they are once it passed (`checked`), or as they join: under the startup taint. Named
-    <pool>-<index> from index `first` (a pool that grows gets the next ones)."""
+def advertised(pool: Pool) -> dict[str, str]:
+    """What a node of `pool` advertises as allocatable: `components.allocatable`'s amounts, with a figure for what
+    the stack leaves open (a device plugin's count, an unknown machine's cpu and memory) and the kubelet's pods."""
     offered = allocatable(pool)
     resources = {name: amount or UNFIXED_DEVICES for name, amount in offered.items()}
     resources["cpu"] = offered.get("cpu") or UNKNOWN_CPU
     resources["memory"] = offered.get("memory") or UNKNOWN_MEMORY
     resources["pods"] = PODS
+    return resources
+
+
+def pool_nodes(pool: Pool, count: int, *, checked: bool = True, first: int = 0) -> list[dict[str, Any]]:
+    """`count` Node objects shaped like `pool`'s: its labels, taints and what a node advertises. A pool with a node
+    check has its nodes as they are once it passed (`checked`), or as they join: under the startup taint. Named
+    <pool>-<index> from index `first` (a pool that grows gets the next ones)."""
+    resources = advertised(pool)
     joining = pool.startup_taints if not checked else []
     taints = [t.model_dump(exclude_none=True) for t in (*pool.taints, *joining)]
     nodes = []
@@ -113,5 +129,7 @@ def pool_nodes(pool: Pool, count: int, *, checked: bool = True, first: int = 0) 
 
 
 def pool_of(node: dict[str, Any]) -> str | None:
-    """The pool a fake node stands for; None for a CPU node."""
-    return node["metadata"].get("annotations", {}).get(POOL_ANNOTATION)
+    """The pool a fake node stands for: ours by its annotation, Karpenter's by its NodePool (named after the pool);
+    None for a CPU node."""
+    meta = node["metadata"]
+    return meta.get("annotations", {}).get(POOL_ANNOTATION) or meta.get("labels", {}).get(NODEPOOL_LABEL)

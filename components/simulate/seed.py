@@ -17,16 +17,17 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from components.simulate import apply, controlplane, crds, engines, training_operator, volcano
+from components.simulate import apply, controlplane, crds, engines, karpenter, training_operator, volcano
 
 
 def definitions() -> list[dict[str, Any]]:
     """What the seed holds: every CRD of the stacks' add-ons (crds.py), then those that the Volcano chart and the
     Training Operator's overlay install at start and the add-ons' lack (the shared ones are the same documents, but
-    the overlay's MPIJob v1, which the MPI Operator's v2beta1 keeps out)."""
+    the overlay's MPIJob v1, which the MPI Operator's v2beta1 keeps out), and the KWOKNodeClass that simulate's
+    Karpenter launches through."""
     held = list(crds.every_definition())
     names = {crd["metadata"]["name"] for crd in held}
-    for crd in [*volcano.chart_crds(), *training_operator.crds()]:
+    for crd in [*volcano.chart_crds(), *training_operator.crds(), *karpenter.crds()]:
         if crd["metadata"]["name"] not in names:
             held.append(crd)
             names.add(crd["metadata"]["name"])

@@ -2,8 +2,9 @@
 pools; each of its jobs placed in turn, and what the cluster did with it.
 
 What is real: the API server (schemas, defaults, CEL, webhooks), kube-scheduler, the gang schedulers and the
-operators the stack installs, configured as the stack configures them. What is not: the cloud (nodes exist from the
-start, as if the autoscaler had made them), device plugins and drivers (nodes advertise their resources directly),
+operators the stack installs, configured as the stack configures them, and Karpenter where the stack's pools are
+Karpenter's (it makes their nodes through its KWOK provider). What is not: the cloud (other pools' nodes exist from
+the start, as if their autoscaler had made them), device plugins and drivers (nodes advertise their resources directly),
 the DaemonSets of the Helm add-ons, and the fabric itself (pods run, nothing in them does).
 """
 
@@ -29,6 +30,7 @@ from components.simulate import (
     engines,
     hypernodes,
     jobset,
+    karpenter,
     kueue,
     kwok,
     mpi_operator,
@@ -45,8 +47,10 @@ from components.simulate.client import Client, conditions_of, status_of
 from components.simulate.provisioner import Provisioner
 
 NOT_SIMULATED = (
-    "the cloud: every pool's nodes exist from the start, as if its autoscaler had made them (a pool provisioned "
-    "through ProvisioningRequests gets them when simulate's stand-in answers its requests)",
+    "the cloud: a pool's nodes exist from the start, as if its autoscaler had made them, but a Karpenter pool's, "
+    "which the real Karpenter makes as its pods need them (with its KWOK provider: no EC2, our catalog's instance "
+    "types), and a pool provisioned through ProvisioningRequests, whose nodes simulate's stand-in makes when it "
+    "answers its requests",
     "device plugins and drivers: nodes advertise GPUs, EFA and RDMA devices directly",
     "the DaemonSets of the Helm add-ons (GPU Operator, Network Operator, Multus, CSI drivers)",
     "the fabric: pods run, but nothing runs in them (no NCCL, no bandwidth)",
@@ -61,6 +65,7 @@ CONTROLLERS: tuple[ModuleType, ...] = (
     training_operator,
     mpi_operator,
     dra_driver,
+    karpenter,
 )
 """The controllers a stack may install, in the order the report lists them."""
 NODE_CAP = 64
@@ -84,6 +89,10 @@ class Cluster:
     """Versions that differ from the stack's pins, stand-ins that play a cloud's part, and why."""
     provisioner: Provisioner | None = None
     """The stand-in that answers the ProvisioningRequests of pools provisioned all at once, when the stack has one."""
+    joiner: karpenter.Joiner | None = None
+    """What labels and checks the nodes Karpenter makes, when the stack has Karpenter pools."""
+    makers: dict[str, str] = field(default_factory=dict)
+    """Pool -> what made its nodes: simulate's stand-in, or the real Karpenter."""
 
     @property
     def client(self) -> Client:
@@ -152,13 +161,33 @@ def build(rendered: Rendered, progress: Callable[[str], None]) -> dict[str, Path
 
 def pool_sizes(rendered: Rendered, nodes_per_pool: int | None) -> dict[str, int]:
     """Fake nodes per pool at the start: `nodes_per_pool`, else the pool's maxNodes up to NODE_CAP; none for a pool
-    provisioned all at once through ProvisioningRequests, whose nodes come when a job's request is answered."""
+    provisioned all at once through ProvisioningRequests, whose nodes come when a job's request is answered, nor for a
+    Karpenter pool, whose nodes Karpenter makes."""
+    autoscaled = {pool.name for pool in karpenter.pools(rendered)}
     return {
         name: 0
-        if pool.provisioning_class
+        if pool.provisioning_class or name in autoscaled
         else nodes_per_pool
         if nodes_per_pool is not None
         else min(pool.max_nodes, NODE_CAP)
+        for name, pool in rendered.stack.pools.items()
+    }
+
+
+STAND_IN = "simulate's stand-in"
+MAKERS_NOTE = "pool {pool}: nodes made by {maker}"
+
+
+def makers(rendered: Rendered) -> dict[str, str]:
+    """Pool -> what makes its nodes in the simulation: the real Karpenter for its pools, else simulate's stand-in (at
+    the start, or when it answers a ProvisioningRequest)."""
+    real = {pool.name for pool in karpenter.pools(rendered)}
+    return {
+        name: f"{karpenter.made_by()}, none at the start"
+        if name in real
+        else f"{STAND_IN} for the autoscaler, when it answers a ProvisioningRequest"
+        if pool.provisioning_class
+        else f"{STAND_IN}, all at the start"
         for name, pool in rendered.stack.pools.items()
     }
 
@@ -203,6 +232,11 @@ def running(
                 client.apply(node)
         for node in nodes.cpu_nodes(CPU_NODES):
             client.apply(node)
+        cluster.makers = makers(rendered)
+        cluster.notes += [MAKERS_NOTE.format(pool=pool, maker=maker) for pool, maker in cluster.makers.items()]
+        if autoscaled := karpenter.pools(rendered):
+            cluster.joiner = karpenter.Joiner(plane.client, autoscaled, checked=not joining)
+            cluster.joiner.start()
         devices.publish(client, rendered.stack.pools.values())
         stand_in = Provisioner(plane.client, rendered.stack.pools.values(), nodes_per_pool or NODE_CAP)
         if stand_in.serves:
@@ -228,7 +262,8 @@ def running(
             return
         progress("applying the stack's platform objects")
         jobs = {apply.key(o) for w in rendered.workloads for o in w.objects}
-        platform = [o for o in rendered.objects if apply.key(o) not in jobs]
+        # Karpenter's NodePools as rendered, but for the node class its KWOK provider serves.
+        platform = karpenter.repointed([o for o in rendered.objects if apply.key(o) not in jobs])
         stand_ins = [
             *namespaces.stand_ins(rendered),
             *volumes.stand_ins(list(rendered.objects)),
@@ -246,6 +281,8 @@ def running(
     finally:
         if cluster.provisioner is not None:
             cluster.provisioner.stop()
+        if cluster.joiner is not None:
+            cluster.joiner.stop()
         if not keep:
             plane.stop()
 
@@ -451,6 +488,8 @@ def _why_waiting(cluster: Cluster, workload: Workload, pods: list[dict[str, Any]
             if condition["type"] == "PodScheduled" and condition["status"] == "False" and condition.get("message"):
                 reasons.append(f"pod {pod['metadata']['name']}: {condition['message']}")
                 break
+    if cluster.joiner is not None and (said := karpenter.why_not_launched(client, pods)):
+        reasons.append(f"Karpenter: {said}")
     if not pods:
         events = client.list("v1", "Event", meta["namespace"])
         mine = [e for e in events if e.get("involvedObject", {}).get("name") == meta["name"]]

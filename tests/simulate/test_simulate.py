@@ -50,7 +50,10 @@ def test_every_job_of_the_stack_is_scheduled_whole_on_its_pool_by_its_own_schedu
         assert job["whole"] and job["podsBound"] == job["podsCreated"] == workload.pods
         assert job["gang"] == GANG[rendered.stack.scheduler], job
         gpu_nodes = [n for n in job["nodes"] if not n.startswith("cpu-")]
-        assert all(n.startswith(f"{workload.plan.pool.name}-") for n in gpu_nodes)
+        # The stand-in names its nodes <pool>-<i>; Karpenter's KWOK provider kwok-<NodeClaim>-..., and a NodeClaim is
+        # named after its NodePool, which is named after the pool.
+        pool = workload.plan.pool.name
+        assert all(n.startswith((f"{pool}-", f"kwok-{pool}-")) for n in gpu_nodes)
         assert len(gpu_nodes) == workload.plan.nodes, "one worker per node"
 
 

@@ -1,0 +1,200 @@
+"""The real Karpenter in simulate: a Karpenter pool starts with no node, and Karpenter itself (its core with the KWOK
+provider, components/simulate/karpenter.py) decides which nodes exist, from the NodePool the stack renders and the
+instance types our catalog gives it; kwok runs the nodes it makes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import quantity
+from components.models.nodepool import NODE_CHECK_KEY
+from components.nodecheck import RESULT_LABEL
+from components.render import Rendered, render
+from components.simulate import karpenter, nodes, simulation
+from components.simulate.client import Client, conditions_of
+from components.validation import resolve_file
+
+REPO = Path(__file__).resolve().parents[2]
+PROD = REPO / "Pulumi.prod.yaml"
+WAIT = 120.0
+CONSOLIDATE_AFTER = "5s"
+"""The test variant's consolidateAfter: the shipped 10m is a deploy's choice, not a test's."""
+
+
+def _prod() -> Rendered:
+    return render(resolve_file(PROD))
+
+
+def _claims(client: Client, pool: str) -> list[dict[str, Any]]:
+    return client.list(karpenter.NODEPOOL_API, "NodeClaim", selector=f"{nodes.NODEPOOL_LABEL}={pool}")
+
+
+def _nodes(client: Client, pool: str) -> list[dict[str, Any]]:
+    return [n for n in client.list("v1", "Node") if n["metadata"].get("labels", {}).get(nodes.NODEPOOL_LABEL) == pool]
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions_of(node))
+
+
+def test_the_instance_types_are_the_catalogs_shaped_as_a_node_of_the_pool_advertises_with_no_huge_pages() -> None:
+    rendered = _prod()
+    (pool,) = karpenter.pools(rendered)
+    (shape,) = karpenter.instance_types(rendered)
+    assert shape["name"] == pool.machine_type == "p5.48xlarge"
+    assert shape["architecture"] == "amd64" and shape["operatingSystems"] == ["linux"]
+    resources = shape["resources"]
+    assert not [name for name in resources if name.startswith("hugepages-")], "the AWS provider models none"
+    advertised = nodes.advertised(pool)
+    assert set(resources) == set(advertised) == {"nvidia.com/gpu", "vpc.amazonaws.com/efa", "cpu", "memory", "pods"}
+    assert resources["nvidia.com/gpu"] == "8" and resources["vpc.amazonaws.com/efa"] == "32"
+    # What the KWOK provider keeps back (100m, 10Mi) is added, so its allocatable is ours exactly.
+    for name, reserved in karpenter.KWOK_RESERVED.items():
+        assert quantity.parse(resources[name]) - reserved == quantity.parse(advertised[name])
+    (offering,) = shape["offerings"]
+    assert {r["key"]: r["values"] for r in offering["Requirements"]} == {
+        "karpenter.sh/capacity-type": ["on-demand"],
+        "topology.kubernetes.io/zone": ["us-east-1a"],
+    }
+
+
+def test_the_node_pools_run_as_rendered_but_for_their_node_class() -> None:
+    rendered = _prod()
+    objects = list(rendered.objects)
+    repointed = karpenter.repointed(objects)
+    (before,) = karpenter.node_pools(objects)
+    (after,) = karpenter.node_pools(repointed)
+    assert after["spec"]["template"]["spec"].pop("nodeClassRef") == {
+        "group": "karpenter.kwok.sh",
+        "kind": "KWOKNodeClass",
+        "name": "p5",
+    }
+    before_spec = dict(before["spec"]["template"]["spec"])
+    assert before_spec.pop("nodeClassRef")["kind"] == "EC2NodeClass", "the rendered object is left alone"
+    assert after["spec"]["template"]["spec"] == before_spec
+    assert {k: v for k, v in after["spec"].items() if k != "template"} == {
+        k: v for k, v in before["spec"].items() if k != "template"
+    }
+    assert repointed[-1] == {
+        "apiVersion": "karpenter.kwok.sh/v1alpha1",
+        "kind": "KWOKNodeClass",
+        "metadata": {"name": "p5"},
+    }
+    assert len(repointed) == len(objects) + 1
+
+
+def test_a_karpenter_pool_starts_empty_and_the_report_names_karpenter_as_its_maker() -> None:
+    rendered = _prod()
+    assert simulation.pool_sizes(rendered, None) == {"p5": 0}
+    assert simulation.pool_sizes(rendered, 3) == {"p5": 0}, "--nodes sizes only the stand-in's pools"
+    assert simulation.makers(rendered) == {"p5": "Karpenter v1.14.1 (real, KWOK provider), none at the start"}
+    dev = render(resolve_file(REPO / "Pulumi.dev.yaml"))
+    assert simulation.makers(dev) == {"h100": "simulate's stand-in, all at the start"}
+
+
+def test_karpenter_runs_with_the_stacks_settings_over_its_charts() -> None:
+    env = karpenter.environment(karpenter.chart_values(_prod()))
+    gates = dict(gate.split("=") for gate in env["FEATURE_GATES"].split(","))
+    # prod turns NodeRepair on (the node monitoring agent's conditions); the chart's defaults for the rest.
+    assert gates["NodeRepair"] == "true" and gates["ReservedCapacity"] == "true"
+    assert gates["SpotToSpotConsolidation"] == "false"
+    assert env["BATCH_MAX_DURATION"] == "10s" and env["BATCH_IDLE_DURATION"] == "1s"
+
+
+@pytest.mark.simulate
+def test_prods_karpenter_pool_scales_from_zero_and_its_jobs_run_whole_on_exactly_the_nodes_needed(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    """prod as shipped, node check on: Karpenter launches the 8 nodes the pretraining job needs, each node is run by
+    kwok and labelled as the stand-in's nodes are, and the 2-node job that follows lands on idle nodes (consolidateAfter
+    is 10m) with no new launch."""
+    rendered = _prod()
+    (pool,) = karpenter.pools(rendered)
+    with simulation.running(rendered, tmp_path / "run") as cluster:
+        client = cluster.client
+        assert not _nodes(client, "p5") and not _claims(client, "p5"), "no GPU node before the jobs"
+        needed = 0
+        for workload in rendered.workloads:
+            placement = simulation.place(cluster, workload, WAIT)
+            assert placement.whole, placement.reason
+            needed = max(needed, workload.plan.nodes)
+            assert len(_claims(client, "p5")) == needed, "exactly the nodes needed, idle ones reused"
+            simulation.remove(cluster, workload)
+        made = _nodes(client, "p5")
+        assert len(made) == needed == 8
+        advertised = nodes.advertised(pool)
+        for node in made:
+            meta, labels = node["metadata"], node["metadata"]["labels"]
+            assert meta["annotations"][nodes.KWOK_ANNOTATION] == "fake" and _ready(node), "kwok runs it"
+            assert labels["node.kubernetes.io/instance-type"] == "p5.48xlarge"
+            assert labels["topology.kubernetes.io/zone"] == "us-east-1a"
+            assert labels["karpenter.sh/capacity-type"] == "on-demand"
+            assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB", "GPU feature discovery's, as nodes.py has it"
+            assert labels["gpu-training/pool"] == "p5" and labels[NODE_CHECK_KEY] == "required"
+            assert labels[RESULT_LABEL] == "passed", "the node check's verdict, as on the stand-in's nodes"
+            assert not [t for t in node["spec"].get("taints", []) if t["key"] in {t.key for t in pool.startup_taints}]
+            allocatable = node["status"]["allocatable"]
+            assert not [name for name in allocatable if name.startswith("hugepages-")]
+            for name, amount in advertised.items():
+                assert quantity.parse(allocatable[name]) == quantity.parse(amount), name
+        assert not cluster.joiner.errors
+        assert "pool p5: nodes made by Karpenter v1.14.1 (real, KWOK provider), none at the start" in cluster.notes
+
+
+def _without_node_check(tmp_path: Path) -> Rendered:
+    """prod with the pool's node check off and its 2-node MPIJob alone, its NodePool consolidating after
+    CONSOLIDATE_AFTER."""
+    doc = yaml.safe_load(PROD.read_text())
+    config = doc["config"]
+    (pool,) = config["gpu-training:nodePools"]
+    pool["nodeCheck"] = {"enabled": False}
+    config["gpu-training:jobs"] = [j for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
+    path = tmp_path / "Pulumi.prod-unchecked.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    rendered = render(resolve_file(path))
+    (node_pool,) = karpenter.node_pools(rendered.objects)
+    disruption = node_pool["spec"]["disruption"]
+    assert disruption["consolidationPolicy"] == "WhenEmpty"
+    shortened = {**node_pool, "spec": {**node_pool["spec"], "disruption": {**disruption}}}
+    shortened["spec"]["disruption"]["consolidateAfter"] = CONSOLIDATE_AFTER
+    objects = tuple(shortened if obj is node_pool else obj for obj in rendered.objects)
+    return dataclasses.replace(rendered, objects=objects)
+
+
+@pytest.mark.simulate
+def test_without_the_node_check_karpenter_scales_up_and_removes_the_nodes_once_empty_after_consolidate_after(
+    binaries, kwok_binary, tmp_path
+) -> None:
+    rendered = _without_node_check(tmp_path)
+    (workload,) = rendered.workloads
+    with simulation.running(rendered, tmp_path / "run") as cluster:
+        client = cluster.client
+        assert not _nodes(client, "p5")
+        placement = simulation.place(cluster, workload, WAIT)
+        assert placement.whole, placement.reason
+        assert len(_claims(client, "p5")) == len(_nodes(client, "p5")) == workload.plan.nodes == 2
+        # Longer than consolidateAfter and a disruption round (10 s): nodes under a job are not empty.
+        time.sleep(15)
+        busy = _nodes(client, "p5")
+        assert len(busy) == 2 and not [n for n in busy if n["metadata"].get("deletionTimestamp")]
+        simulation.remove(cluster, workload)
+        emptied = time.monotonic()
+        deadline = emptied + WAIT
+        while _nodes(client, "p5") or _claims(client, "p5"):
+            assert time.monotonic() < deadline, "Karpenter left the empty nodes"
+            time.sleep(0.5)
+        assert time.monotonic() - emptied >= 5, "not before consolidateAfter"
+        # Karpenter's own decision, logged: its emptiness method deleting both, with no replacement.
+        log = (cluster.plane.folder / "karpenter.log").read_text().splitlines()
+        decisions = [json.loads(line) for line in log if '"disrupting node(s)"' in line]
+        assert [(d["command"].partition("/")[0], d["decision"], d["disrupted-node-count"]) for d in decisions] == [
+            ("Empty", "delete", 2)
+        ]

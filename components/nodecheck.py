@@ -51,6 +51,19 @@ GpuAccess = Literal["runtime-class", "default-runtime", "gke-host"]
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 """Where GKE keeps the NVIDIA driver's libraries and tools on the host (its device plugin mounts it into GPU
 containers at /usr/local/nvidia)."""
+AUTOSCALER_STARTUP_MINUTES = 15
+"""How long a Cluster Autoscaler counts a registered node under a startup taint as starting, after which it is
+unready and may be scaled down (--scale-down-unready-time): the default of --max-node-startup-time, a flag since
+cluster-autoscaler 1.35.0 and a fixed value before it (kubernetes/autoscaler cluster-autoscaler/config/flags).
+GKE's managed autoscaler has no such setting."""
+SETTABLE_STARTUP_FROM = (1, 35)
+"""The first Kubernetes minor whose Cluster Autoscaler release takes --max-node-startup-time."""
+NODE_START_MINUTES = 10
+"""What comes before the check's first step on a registered node (the driver, the device plugins, the images
+pulled), in minutes: our allowance, not a measured figure."""
+LONG_DCGM_LEVEL = 3
+"""The first DCGM level that normally runs 15 minutes or more ("approximately 15 minutes"; level 4 longer:
+NVIDIA's dcgmi diag reference)."""
 RUNTIME_CLASS = "nvidia"
 """The RuntimeClass the GPU Operator's toolkit creates (its chart's operator.runtimeClass default)."""
 REQUIRED_LABEL = (NODE_CHECK_KEY, "required")
@@ -168,6 +181,39 @@ def gpu_access(config: StackConfig, pool: Pool) -> GpuAccess:
     if config.runs_gpu_operator and pool.provider != "aws":  # EKS: the AMI's toolkit, the operator's is off
         return "runtime-class"
     return "gke-host" if pool.provider == "gcp" else "default-runtime"
+
+
+def startup_allowance(config: StackConfig, pool: Pool) -> Literal["settable", "fixed"] | None:
+    """Whether a Cluster Autoscaler makes the pool's nodes, and whether ours can be told how long one may start:
+    settable from SETTABLE_STARTUP_FROM on EKS, fixed before and on GKE; None where no autoscaler does."""
+    if pool.provisioner == "gke":
+        return "fixed" if pool.min_nodes < pool.max_nodes or pool.provisioning_class else None
+    if pool.autoscaled or (pool.provisioner == "nodegroup" and pool.provisioning_class):
+        minor = tuple(int(part) for part in str(config.cluster.kubernetes_version).split(".")[:2])
+        return "settable" if minor >= SETTABLE_STARTUP_FROM else "fixed"
+    return None
+
+
+def startup_minutes(check: NodeCheck) -> int:
+    """How long a node of the pool may stay under the startup taint: its start, then the check's whole budget."""
+    return NODE_START_MINUTES + check.timeout_minutes
+
+
+def startup_issues(config: StackConfig, spec: NodeCheckSpec, pool: Pool, *, path: str) -> list[Issue]:
+    """A DCGM level longer than an autoscaler that cannot be told lets a node start."""
+    allowance = startup_allowance(config, pool)
+    if not spec.enabled or allowance != "fixed" or spec.dcgm_level < LONG_DCGM_LEVEL:
+        return []
+    who = "GKE's autoscaler" if pool.provider == "gcp" else "the Cluster Autoscaler before Kubernetes 1.35"
+    fix = "" if pool.provider == "gcp" else ", or Kubernetes 1.35, whose autoscaler is told the check's budget"
+    return [
+        Issue(
+            f"{path}.nodeCheck.dcgmLevel",
+            f"DCGM level {spec.dcgm_level} normally runs 15 minutes or more, and {who} counts a node under the "
+            f"startup taint as starting for only {AUTOSCALER_STARTUP_MINUTES}: the node then counts as unready and "
+            f"can be scaled down mid-check. Use dcgmLevel 2 on this autoscaled pool{fix}",
+        )
+    ]
 
 
 def resolve(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from components import nodecheck
+from components.errors import ConfigError
 from components.fabriccheck import IMAGES
 from components.models.nodepool import NODE_CHECK_KEY, NodeCheckSpec
+from tests.addons.stacks import raw_config, stack_file
 from tests.support.factories import pool
 
 
@@ -108,3 +111,14 @@ def test_an_arm64_rdma_node_is_checked_with_the_arm64_nccl_tests_image() -> None
     assert check.image.endswith("gpudirect-gib/nccl-plugin-gib-diagnostic-arm64:v1.1.2")
     assert check.tests == IMAGES["rdma"].tests
     assert resolved(pool("rdma")).image == IMAGES["rdma"].image, "x86 machines keep theirs"
+
+
+def test_gkes_autoscaler_cannot_be_told_so_a_long_dcgm_level_on_its_pools_is_refused() -> None:
+    """GKE's autoscaler counts a node under the startup taint as starting for 15 minutes, and has no setting."""
+    (a3,) = raw_config("gke")["nodePools"]
+    with pytest.raises(ConfigError) as refused:
+        stack_file("gke", nodePools=[{**a3, "nodeCheck": {"dcgmLevel": 3}}])
+    (issue,) = [i for i in refused.value.issues if i.path.endswith("dcgmLevel")]
+    assert issue.path == "nodePools[0].nodeCheck.dcgmLevel" and "GKE's autoscaler" in issue.message
+    fixed = {**a3, "minNodes": a3["maxNodes"], "nodeCheck": {"dcgmLevel": 4}}
+    assert stack_file("gke", nodePools=[fixed]) is not None, "a pool no autoscaler grows may check for long"

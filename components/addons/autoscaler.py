@@ -3,6 +3,7 @@ ProvisioningRequests of those with queued provisioning."""
 
 from __future__ import annotations
 
+from components import nodecheck
 from components.addons.install import HelmRelease, RemoteInstall
 from components.models import AwsClusterSpec
 from components.models.nodepool import STARTUP_TAINT_PREFIX
@@ -74,6 +75,8 @@ def release(stack: Stack) -> HelmRelease | None:
     )
     if startup:
         values["extraArgs"] = {"startup-taint": ",".join(startup)}
+    if (minutes := startup_minutes(stack)) is not None:
+        values["extraArgs"] = {**values.get("extraArgs", {}), "max-node-startup-time": f"{minutes}m"}
     needs: tuple[str, ...] = ()
     if requests_served(stack):
         # FAQ.md "Enabling ProvisioningRequest Support": the flag, and JSON for the API content type (the CRD's
@@ -85,3 +88,15 @@ def release(stack: Stack) -> HelmRelease | None:
         }
         needs = (CRD_NAME,)
     return HelmRelease(NAME, CLUSTER_AUTOSCALER, NAMESPACE, values, needs=needs)
+
+
+def startup_minutes(stack: Stack) -> int | None:
+    """How long the autoscaler must count a new node under the node check's startup taint as starting, when
+    that is longer than its default and it can be told: the longest start and check of the pools it scales."""
+    needed = [
+        nodecheck.startup_minutes(check)
+        for pool in stack.pools.values()
+        if (check := stack.node_checks.get(pool.name)) and nodecheck.startup_allowance(stack.config, pool) == "settable"
+    ]
+    longest = max(needed, default=0)
+    return longest if longest > nodecheck.AUTOSCALER_STARTUP_MINUTES else None

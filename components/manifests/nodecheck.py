@@ -114,7 +114,7 @@ def environment(check: NodeCheck) -> dict[str, str]:
         "NVLINK_MIN": NVLINK_SIZES[0],
         "MAX_BYTES": str(nccl_bytes(NVLINK_SIZES[1])),
         "NCCL_TESTS": check.tests,
-        "STEP_TIMEOUT": str(check.timeout_minutes * 60),
+        "CHECK_TIMEOUT": str(check.timeout_minutes * 60),
         "STARTUP_TAINT": STARTUP_TAINT.key,
         "LEGACY_TAINT": LEGACY_TAINT.key,
         "FAILED_TAINT": f"{FAILED_TAINT.key}={FAILED_TAINT.value}:{FAILED_TAINT.effect}",

@@ -16,20 +16,28 @@
 #
 # Each gathering step records its output and status in RESULTS and exits 0, so that the verdict always runs
 # and judges what is missing. Reads NODE_NAME, RESULTS, DCGM_LEVEL, EXPECT_GPUS, NCCL_TESTS, NVLINK_MIN,
-# MAX_BYTES, STEP_TIMEOUT (seconds per step), and the verdict's settings (node-verdict.sh). Plain POSIX sh.
+# MAX_BYTES, CHECK_TIMEOUT (seconds for the whole check: the first step starts the clock, and each step gets
+# what is left of it), and the verdict's settings (node-verdict.sh). Plain POSIX sh.
 
 set -u
 step=${1:?usage: node-check.sh gpu | nics | nvlink | verdict | hold}
 results=${RESULTS:-/results}
 scripts=$(dirname "$0")
-limit=${STEP_TIMEOUT:-3600}
+budget=${CHECK_TIMEOUT:-3600}
 key=gpu-training/node-check
 result_label=gpu-training/node-check-result
 replace_failed=${REPLACE_FAILED:-}
 mkdir -p "$results"
 
-bounded() {  # bounded CMD...: CMD under the step's time limit, where the image has timeout(1)
-    if command -v timeout >/dev/null 2>&1; then timeout "$limit" "$@"; else "$@"; fi
+left() {  # the seconds left of the check's budget; the first call starts the clock (in RESULTS, shared by steps)
+    now=$(date +%s)
+    [ -s "$results/deadline" ] || echo $((now + budget)) >"$results/deadline"
+    remaining=$(($(cat "$results/deadline") - now))
+    if [ "$remaining" -gt 0 ]; then echo "$remaining"; else echo 1; fi
+}
+
+bounded() {  # bounded CMD...: CMD under what is left of the check's budget, where the image has timeout(1)
+    if command -v timeout >/dev/null 2>&1; then timeout "$(left)" "$@"; else "$@"; fi
 }
 
 gpu() {

@@ -106,7 +106,7 @@ def _memory(pool: Pool) -> str | None:
         mib -= math.ceil(mib * KARPENTER_VM_MEMORY_OVERHEAD)
     if pool.provider == "aws":
         mib -= _AWS_MEMORY_FLOOR_MIB
-    return _written(Decimal(mib) * 2**20)
+    return written(Decimal(mib) * 2**20)
 
 
 def unadvertised(requests: Mapping[str, str], pool: Pool) -> list[str]:
@@ -143,10 +143,10 @@ def pod_requests(spec: Mapping[str, object]) -> dict[str, str]:
     for container in (c for c in inits if c.get("restartPolicy") != "Always"):
         for k, v in of(container).items():
             total[k] = max(total.get(k, Decimal(0)), v)
-    return {k: _written(v) for k, v in total.items() if v}
+    return {k: written(v) for k, v in total.items() if v}
 
 
-def _written(amount: Decimal) -> str:
+def written(amount: Decimal) -> str:
     """An amount as a quantity a reader recognizes: whole GiB or MiB, millicores, or a plain number."""
     if amount == amount.to_integral_value():
         for suffix, size in (("Gi", 2**30), ("Mi", 2**20)):

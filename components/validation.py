@@ -6,9 +6,9 @@ from collections import ChainMap, Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, nodecheck, provisioning, repair
+from components import fabriccheck, nodecheck, overhead, provisioning, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -26,6 +26,9 @@ from components.observability import pack as observability
 from components.pool import POOL_LABEL, Pool, gke_at_least, resolve_pools, version_numbers
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
+
+if TYPE_CHECKING:
+    from components.rules.podtemplate import PodTemplate
 
 _OPERATOR = {
     "pytorch": ("trainingOperator.enabled", "the Training Operator"),
@@ -132,7 +135,7 @@ def resolve(config: StackConfig) -> Stack:
         raise ConfigError(issues)
     gates = [c.namespace for c in checks.values()]
     used = tuple(dict.fromkeys([*namespaces(config), *gates, *([nodecheck.NAMESPACE] if node_checks else [])]))
-    return Stack(
+    stack = Stack(
         config=config,
         pools=pools,
         jobs=tuple(plans),
@@ -142,6 +145,11 @@ def resolve(config: StackConfig) -> Stack:
         node_checks=node_checks,
         job_objects=tuple(built),
     )
+    # What the DaemonSets of the stack and its add-ons leave of each new node: read from the stack as it renders.
+    found = overhead.issues(stack)
+    if found:
+        raise ConfigError(found)
+    return stack
 
 
 def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[str, NodeCheck], list[Issue]]:
@@ -152,9 +160,10 @@ def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[s
         pool = pools.get(spec.name)
         if pool is None or spec.name in checks:
             continue
-        path = f"nodePools[{index}]"
-        check, found = nodecheck.resolve(spec.node_check, pool, path=path, access=nodecheck.gpu_access(config, pool))
-        issues += found + nodecheck.startup_issues(config, spec.node_check, pool, path=path)
+        check, found = nodecheck.resolve(
+            spec.node_check, pool, path=f"nodePools[{index}]", access=nodecheck.gpu_access(config, pool)
+        )
+        issues += found
         if check is not None:
             checks[spec.name] = check
     return checks, issues
@@ -210,12 +219,28 @@ def pods_fit(pool: Pool, objects: list[dict[str, Any]], path: str, job: JobPlan 
     """Every pod template among `objects` that runs on `pool` requests only what a node of it advertises
     (components/allocatable.py): a pod asking more, or anything else, stays Pending, and no node is ever
     added for it. `job`: the plan the objects are a TrainJob's of, whose pods its runtime makes."""
+    issues: list[Issue] = []
+    for obj, template in pool_pods(pool, objects, job):
+        where = f"{obj['kind']} {obj['metadata']['name']} ({template.role} pods)"
+        scaled = ", and nothing would add a node for them" if pool.provisioner else ""
+        issues += [
+            Issue(path, f"{where} {problem} ({pool.provisioner or 'existing'} nodes): never scheduled{scaled}")
+            for problem in unadvertised(pod_requests(template.spec), pool)
+        ]
+    return issues
+
+
+def pool_pods(
+    pool: Pool, objects: list[dict[str, Any]], job: JobPlan | None = None
+) -> list[tuple[dict[str, Any], PodTemplate]]:
+    """Each object among `objects` with each of its pod templates that runs on `pool`: those selecting the pool, and
+    any that asks for GPUs. `job`: the plan the objects are a TrainJob's of, whose pods its runtime makes."""
     # components.rules reads the pod templates out of every kind we emit; it imports the add-ons, which import
     # this module, so it is imported here, when first needed.
     from components.rules.pods import templates
     from components.rules.trainjobs import TRAINJOB, trainjob_pods
 
-    issues: list[Issue] = []
+    found: list[tuple[dict[str, Any], PodTemplate]] = []
     for obj in objects:
         pods = templates(obj)
         if obj.get("kind") == TRAINJOB and job is not None:
@@ -227,15 +252,9 @@ def pods_fit(pool: Pool, objects: list[dict[str, Any]], path: str, job: JobPlan 
             on_pool = (template.metadata.get("labels") or {}).get(POOL_LABEL) == pool.name or (
                 pool.node_selector and pool.node_selector.items() <= selector.items()
             )
-            if not on_pool and not template.gpus:
-                continue  # a CPU pod placed elsewhere: an MPI launcher
-            where = f"{obj['kind']} {obj['metadata']['name']} ({template.role} pods)"
-            scaled = ", and nothing would add a node for them" if pool.provisioner else ""
-            issues += [
-                Issue(path, f"{where} {problem} ({pool.provisioner or 'existing'} nodes): never scheduled{scaled}")
-                for problem in unadvertised(pod_requests(template.spec), pool)
-            ]
-    return issues
+            if on_pool or template.gpus:  # not a CPU pod placed elsewhere (an MPI launcher)
+                found.append((obj, template))
+    return found
 
 
 def _with_platform(config: StackConfig, pool: Pool) -> Pool:

@@ -129,9 +129,10 @@ KUEUE_WAIT_FOR_PODS_READY: dict[str, Any] = {
 # Its presence turns it on; pkg/config/validation.go requires preemptionStrategies, and these two, in this
 # order, are what Kueue uses when none are given (parseStrategies, pkg/scheduler/preemption/preemption.go).
 KUEUE_FAIR_SHARING: dict[str, Any] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
-# Failed-node replacement for topology-aware jobs, stated so that a chart or Kueue upgrade that turns one off is a
-# reviewed diff (kubernetes-sigs/kueue v0.19.2, pkg/features/kube_features.go: all beta and on by default since
-# 0.14, TASReplaceNodeOnNodeTaints since 0.17; keps/2724-topology-aware-scheduling "Node failures"):
+# Failed-node replacement for topology-aware jobs is Kueue's default at the pinned version, so the configuration sets
+# no feature gate (kubernetes-sigs/kueue v0.19.2, pkg/features/kube_features.go: TASFailedNodeReplacement,
+# TASFailedNodeReplacementFailFast and TASReplaceNodeOnPodTermination beta and on since 0.14, TASReplaceNodeOnNodeTaints
+# since 0.17; keps/2724-topology-aware-scheduling "Node failures"). Re-read that file on a Kueue upgrade:
 # - TASFailedNodeReplacement: a node of an admitted job that fails is swapped in the job's topology assignment, so
 #   only its pods move; it needs kubernetes.io/hostname as the topology's finest level (the tas-hostname-level rule).
 # - TASFailedNodeReplacementFailFast: when no replacement fits at the first try, the job is evicted and re-admitted
@@ -139,12 +140,6 @@ KUEUE_FAIR_SHARING: dict[str, Any] = {"preemptionStrategies": ["LessThanOrEqualT
 # - TASReplaceNodeOnPodTermination: a NotReady node counts as failed once the job's pods on it have terminated.
 # - TASReplaceNodeOnNodeTaints: so does a node tainted NoExecute (or NoSchedule with the job's pods gone there),
 #   as node repair and quarantine taint bad nodes.
-KUEUE_FEATURE_GATES: dict[str, bool] = {
-    "TASFailedNodeReplacement": True,
-    "TASFailedNodeReplacementFailFast": True,
-    "TASReplaceNodeOnPodTermination": True,
-    "TASReplaceNodeOnNodeTaints": True,
-}
 
 
 def volcano(stack: Stack) -> HelmRelease | None:
@@ -219,7 +214,7 @@ def kueue(stack: Stack) -> HelmRelease | None:
 
 def kueue_config(pools: list[Pool] | None = None) -> str:
     """Kueue's manager configuration: the chart's default with the Training Operator's frameworks on,
-    all-or-nothing admission, fair sharing and failed-node replacement for topology-aware jobs, and the DeviceClasses
+    all-or-nothing admission, fair sharing (failed-node replacement is Kueue's default), and the DeviceClasses
     the pools' workers claim mapped to the resources their queues cover."""
     frameworks = [*_KUEUE_CONFIG["integrations"]["frameworks"], *KUEUE_TRAINING_OPERATOR_FRAMEWORKS]
     config = {
@@ -227,7 +222,6 @@ def kueue_config(pools: list[Pool] | None = None) -> str:
         "integrations": {**_KUEUE_CONFIG["integrations"], "frameworks": frameworks},
         "waitForPodsReady": KUEUE_WAIT_FOR_PODS_READY,
         "fairSharing": KUEUE_FAIR_SHARING,
-        "featureGates": KUEUE_FEATURE_GATES,
     }
     mappings = device_class_mappings(pools or [])
     if mappings:

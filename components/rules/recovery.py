@@ -1,7 +1,7 @@
 """Whether a job recovers from a node fault without being rebuilt: Kueue can swap a failed node of a
 topology-aware job only when its Topology ends at the host.
 
-Kueue's failed-node replacement (TASFailedNodeReplacement, on by default since v0.14 and stated in our install)
+Kueue's failed-node replacement (TASFailedNodeReplacement, on by default since v0.14)
 "will only work for Topologies which specify `kubernetes.io/hostname` at the lowest level" (kubernetes-sigs/kueue
 v0.19.2, keps/2724-topology-aware-scheduling, "Node failures"). Without that level a node fault evicts and
 re-admits the whole job.

@@ -62,8 +62,14 @@ def queues(stack: Stack) -> list[dict[str, Any]]:
     for queue in scheduler.queues:
         members = [p for p in pools if not queue.pools or p.name in queue.pools]
         out.append(cluster_queue(queue, members))
-        out += [local_queue(queue, ns) for ns in (queue.namespaces or stack.namespaces)]
+        out += [local_queue(queue, ns) for ns in (queue.namespaces or queued_namespaces(stack))]
     return out
+
+
+def queued_namespaces(stack: Stack) -> list[str]:
+    """Where a queue with no namespaces of its own gets a LocalQueue: every namespace the stack uses but the node
+    check's, whose DaemonSet pods no queue admits."""
+    return [name for name in stack.namespaces if name != nodecheck.NAMESPACE]
 
 
 def runtimes(stack: Stack) -> list[dict[str, Any]]:

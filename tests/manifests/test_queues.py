@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.fabric import profile
+from components.manifests import platform
 from components.manifests.queues import (
     DEFAULT_COHORT,
     admission_check,
@@ -21,7 +22,9 @@ from components.manifests.queues import (
     volcano_queue,
 )
 from components.models import NetworkConfig, NodePoolSpec, QueueSpec
+from components.nodecheck import NAMESPACE as NODE_CHECK_NAMESPACE
 from components.pool import Pool, resolve_pools
+from tests.addons.stacks import stack_file
 from tests.support.factories import SRIOV_NETWORK, pool
 from tests.support.schemas import assert_valid, errors
 
@@ -346,3 +349,12 @@ def test_the_crd_refuses_a_check_without_a_class() -> None:
     config = provisioning_request_config(queued_pool())
     del config["spec"]["provisioningClassName"]
     assert errors(config), "the CRD requires provisioningClassName"
+
+
+def test_a_queue_without_namespaces_reaches_every_job_namespace_but_not_the_node_checks() -> None:
+    # The node check's DaemonSet pods are not Kueue's to admit: a LocalQueue there would be an unused object.
+    stack = stack_file("dev", scheduler={"type": "kueue", "queues": [{"name": "research", "gpus": 16}]})
+    assert stack.node_checks and NODE_CHECK_NAMESPACE in stack.namespaces
+    locals_ = [o["metadata"]["namespace"] for o in platform.queues(stack) if o["kind"] == "LocalQueue"]
+    assert NODE_CHECK_NAMESPACE not in locals_
+    assert locals_ == [n for n in stack.namespaces if n != NODE_CHECK_NAMESPACE] and locals_

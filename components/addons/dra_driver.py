@@ -38,9 +38,18 @@ def driver_root(stack: Stack) -> str:
     return GKE_DRIVER_ROOT if stack.config.cluster.provider == "gcp" else HOST_DRIVER_ROOT
 
 
+def labels_cliques(stack: Stack) -> bool:
+    """Whether the kubelet plugin writes the nodes' nvidia.com/gpu.clique label: only where GPU Feature Discovery
+    (the GPU Operator's) does not, since two owners fight over it and the plugin removes the label when it stops
+    (kubernetes-sigs/dra-driver-nvidia-gpu chart 0.5.0-dev values.yaml `gpuCliqueLabelEnabled`, default false;
+    cmd/compute-domain-kubelet-plugin/computedomain.go Stop and RemoveGPUCliqueLabel)."""
+    return not gpu_operator.enabled(stack)
+
+
 def release(stack: Stack) -> HelmRelease | None:
     """The DRA driver with ComputeDomains on and GPU allocation off, its kubelet plugin on the rack-scale pools'
-    nodes (and labelling them with their NVLink clique); None when the stack has no rack-scale pool."""
+    nodes (labelling them with their NVLink clique where nothing else does); None when the stack has no rack-scale
+    pool."""
     pools = rack_scale_pools(stack)
     if not pools:
         return None
@@ -52,8 +61,7 @@ def release(stack: Stack) -> HelmRelease | None:
     plugin: dict[str, Any] = {
         # The plugin prepares channels before a node's check has passed, as the GPU Operator's DaemonSets do.
         "tolerations": tolerations(taints_of(pools, startup=True)),
-        # GPU Feature Discovery labels cliques only where the GPU Operator runs; the plugin does it everywhere.
-        "containers": {"computeDomains": {"gpuCliqueLabelEnabled": True}},
+        "containers": {"computeDomains": {"gpuCliqueLabelEnabled": labels_cliques(stack)}},
     }
     if terms:
         # The chart's default affinity looks for NFD's or the GPU Operator's labels, which GKE and EKS nodes

@@ -509,6 +509,10 @@ def _resolve(
     checked = spec.node_check.enabled
     if checked and owned:
         labels[NODE_CHECK_KEY] = "required"  # existing clusters' nodes register with it (README: Healthy nodes)
+    if dranet:
+        labels[GKE_NETWORKING_DRA_LABEL] = "true"
+        if roce_metal:
+            labels |= GKE_UNIFIED_CNI_LABELS
     return Pool(
         name=spec.name,
         provider=provider,
@@ -802,6 +806,14 @@ def _check_provider_options(
     return issues
 
 
+GKE_NETWORKING_DRA_LABEL = "cloud.google.com/gke-networking-dra-driver"
+"""The node label that runs GKE's managed DRANET driver (its networking-dra-driver DaemonSet) on a pool's nodes:
+without it no node publishes its RDMA NICs, and no pod claiming them is ever scheduled. Google's "Allocate network
+resources by using GKE managed DRANET" says to add it when creating the node pool, beside the accelerator network
+profile; cluster-toolkit @1047080 modules/compute/gke-node-pool/main.tf sets it on every pool with enable_dranet,
+bare metal (examples/gke-a4x-max-bm) too."""
+GKE_UNIFIED_CNI_LABELS = {"cloud.google.com/gke-dpv2-unified-cni": "cni-migration"}
+"""What bare-metal RDMA nodes carry besides (cluster-toolkit v1.95.0 examples/gke-a4x-max-bm)."""
 MANAGED_RDMA_VERSION = "1.35"
 """The first GKE minor whose every version has the accelerator network profile."""
 MANAGED_RDMA_LEAST = "1.34.1-gke.1829001"

@@ -26,12 +26,6 @@ ROCE_PROFILE = "https://www.googleapis.com/compute/beta/projects/{project}/globa
 METAL_ROCE_PROFILE = ROCE_PROFILE + "-metal"
 """The metal RoCE network profile of a zone, for bare-metal machines' RDMA NICs (cluster-toolkit v1.95.0
 examples/gke-a4x-max-bm: `<zone>-vpc-roce-metal`)."""
-NETWORKING_DRA_LABEL = "cloud.google.com/gke-networking-dra-driver"
-"""The node label that turns GKE's managed DRANET driver on for a node pool that attaches its own networks
-(cluster-toolkit v1.95.0 modules/compute/gke-node-pool sets it with DRANET; examples/gke-a4x-max-bm sets it on
-A4X Max, beside `cloud.google.com/gke-dpv2-unified-cni: cni-migration`)."""
-METAL_NODE_LABELS = {NETWORKING_DRA_LABEL: "true", "cloud.google.com/gke-dpv2-unified-cni": "cni-migration"}
-"""The labels a bare-metal RDMA pool's nodes carry, as cluster-toolkit's gke-a4x-max-bm sets them."""
 INTERNAL_PROTOCOLS = ("tcp", "udp", "icmp")
 """What nodes may send each other over a NetDevice GPU VPC (cluster-toolkit's allow-internal-traffic)."""
 
@@ -130,11 +124,6 @@ def network_args(cluster: str, project: str, nets: Sequence[GpuNetwork], *, roce
         # Set at creation only: another zone replaces the VPC.
         args["network_profile"] = roce_profile(project, roce_zone, metal=first.metal)
     return args
-
-
-def node_labels(pool: Pool) -> dict[str, str]:
-    """The GKE labels the pool's networking needs on its nodes: GKE's DRANET driver on bare metal, none else."""
-    return dict(METAL_NODE_LABELS) if pool.roce_metal else {}
 
 
 def subnetwork_args(cluster: str, project: str, region: str, net: GpuNetwork, cidr: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from components import catalog, provisioning
-from components.gcp.gpunetworks import NetworkRef, node_labels, node_network_config
+from components.gcp.gpunetworks import NetworkRef, node_network_config
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
 from components.pool import GKE_ARM_TAINT, Pool
@@ -118,7 +118,6 @@ def node_config(spec: NodePoolSpec, pool: Pool) -> dict[str, Any]:
         # Image streaming: containers start while their (often tens of GB) training images stream in.
         "gcfs_config": {"enabled": True},
     }
-    config["labels"] |= node_labels(pool)
     if pool.roce_metal:
         # 2 MiB hugepages on bare-metal RDMA nodes, 4,096 of them, as cluster-toolkit v1.95.0
         # examples/gke-a4x-max-bm sets (linux_node_config.hugepages_config.hugepage_size_2m).

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from components import efadra, gpudirect
-from components.pool import Pool
+from components.pool import GKE_NETWORKING_DRA_LABEL, Pool
 from components.simulate import nodes
 from components.simulate.client import Client
 
@@ -70,5 +70,8 @@ def publish(client: Client, pools: Iterable[Pool]) -> None:
     for name in sorted({c for classes in wanted.values() for c in classes}):
         client.apply(device_class(name))
     for node in client.list("v1", "Node"):
+        labels = node["metadata"].get("labels") or {}
         for name, count in wanted.get(nodes.pool_of(node) or "", {}).items():
+            if name == gpudirect.RDMA_DEVICE_CLASS and labels.get(GKE_NETWORKING_DRA_LABEL) != "true":
+                continue  # GKE runs its networking-dra-driver only on nodes labelled so: nothing is published
             client.apply(resource_slice(node["metadata"]["name"], name, count))

@@ -401,3 +401,20 @@ def test_an_a4x_max_pool_turns_gkes_dranet_on_with_hugepages_and_attaches_the_me
     assert unknown_keys(args, NODE_POOL_FIELDS) == []
     _, a4x = resolved(name="gb200", machineType="a4x-highgpu-4g")
     assert "linux_node_config" not in nodepool.node_config(spec, a4x)
+
+
+def test_every_dranet_pool_runs_gkes_networking_dra_driver_not_only_bare_metal() -> None:
+    """Without the label GKE runs no networking-dra-driver on the nodes: no RDMA NIC is published, and no pod
+    claiming one is ever scheduled (Google's "Allocate network resources by using GKE managed DRANET";
+    cluster-toolkit @1047080 gke-node-pool sets it with every accelerator network profile)."""
+    for machine in ("a3-ultragpu-8g", "a4-highgpu-8g"):
+        spec, pool = resolved(name="rdma", machineType=machine, maxNodes=4, acceleratorNetworkProfile="auto")
+        assert pool.dranet and not pool.roce_metal, machine
+        args = nodepool.node_pool_args(spec, pool, cluster_location=REGION, zone=None, gpu_networks=refs(pool))
+        assert args["network_config"] == {"accelerator_network_profile": "auto"}
+        labels = args["node_config"]["labels"]
+        assert labels["cloud.google.com/gke-networking-dra-driver"] == "true", machine
+        assert "cloud.google.com/gke-dpv2-unified-cni" not in labels, "bare metal's alone"
+    spec, tcpxo = resolved(name="mega", machineType="a3-megagpu-8g", maxNodes=4)
+    args = nodepool.node_pool_args(spec, tcpxo, cluster_location=REGION, zone=None, gpu_networks=refs(tcpxo))
+    assert "cloud.google.com/gke-networking-dra-driver" not in args["node_config"]["labels"]

@@ -160,10 +160,9 @@ def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[s
         pool = pools.get(spec.name)
         if pool is None or spec.name in checks:
             continue
-        check, found = nodecheck.resolve(
-            spec.node_check, pool, path=f"nodePools[{index}]", access=nodecheck.gpu_access(config, pool)
-        )
-        issues += found
+        path = f"nodePools[{index}]"
+        check, found = nodecheck.resolve(spec.node_check, pool, path=path, access=nodecheck.gpu_access(config, pool))
+        issues += found + nodecheck.startup_issues(config, spec.node_check, pool, path=path)
         if check is not None:
             checks[spec.name] = check
     return checks, issues

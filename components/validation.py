@@ -257,7 +257,8 @@ def pool_pods(
 
 
 def _with_platform(config: StackConfig, pool: Pool) -> Pool:
-    """The pool with what the platform adds: its network topology and its training runtimes."""
+    """The pool with what the platform adds: its network topology, its training runtimes and where its images
+    come from."""
     update: dict[str, Any] = {}
     topology = config.scheduler.topology
     if topology.enabled and config.scheduler.type != "none":
@@ -267,6 +268,10 @@ def _with_platform(config: StackConfig, pool: Pool) -> Pool:
     if config.trainer.enabled:
         update["runtimes"] = runtime_names(pool)
         update["mpi_image"] = config.trainer.mpi_image
+    if config.images.mirror:
+        update["registry_mirror"] = config.images.mirror
+    if config.images.kubectl:
+        update["kubectl_image"] = config.images.kubectl
     return pool.model_copy(update=update) if update else pool
 
 

@@ -78,9 +78,14 @@ else
     echo "note clocks: not read (this driver names the fields otherwise)"
 fi
 
-# XIDs since boot. These mean the GPU, its memory or its links cannot be trusted until reset or replaced
-# (NVIDIA's XID catalog): 48 DBE, 64 row-remap failure, 74 NVLink, 79 fallen off the bus, 94/95 contained and
-# uncontained ECC, 119/120 GSP, 140 unrecovered ECC. Any other XID is noted.
+# XIDs since boot, judged by NVIDIA's XID catalog for Ampere to GB200 (docs.nvidia.com/deploy/xid-errors/
+# analyzing-xid-catalog.html). Fatal, the GPU, its memory or its links cannot be trusted until reset or replaced:
+# 48 DBE, 64 row-remap failure, 74 NVLink, 79 fallen off the bus, 94/95 contained and uncontained ECC, 119/120 GSP,
+# 140 unrecovered ECC, and the newer codes whose immediate action is RESET_GPU: 143 GPU initialization (R575),
+# 155 NVLink software-defined error, 156 resource retirement (takes effect at reset), 158 GPU fatal timeout.
+# 144-150, the NVLink5 errors (149 NETIR among them), are fatal or not by subcode; the driver sums up what each
+# needs in XID 154, "GPU recovery action changed from A to B", whose latest line per GPU is judged: fatal unless it
+# is back to 0x0 (None). Any other XID is noted.
 if [ -s "$results/xid.log" ]; then
     xids=$(awk '
         /NVRM: Xid/ {
@@ -90,9 +95,23 @@ if [ -s "$results/xid.log" ]; then
             sub(/^[^)]*\): */, "", line)
             code = line; sub(/[^0-9].*/, "", code)
             if (code == "") next
-            fatal = (code ~ /^(48|64|74|79|94|95|119|120|140)$/)
+            if (code == "154") {
+                # The action it changed to: "to 0x2 (Node Reboot Required)"; none given counts as needing one.
+                action = "unknown action"
+                if (match(line, /to 0x[0-9a-fA-F]+( \([^)]*\))?/)) action = substr(line, RSTART + 3, RLENGTH - 3)
+                if (!(pci in recovery)) order[++gpus] = pci
+                recovery[pci] = action
+                next
+            }
+            fatal = (code ~ /^(48|64|74|79|94|95|119|120|140|143|155|156|158)$/)
             key = code " " pci
             if (!(key in seen)) { seen[key] = 1; print (fatal ? "fatal" : "other") " XID " code " on " pci }
+        }
+        END {
+            for (i = 1; i <= gpus; i++) {
+                pci = order[i]; action = recovery[pci]
+                print (action ~ /^0x0+( |$)/ ? "other" : "fatal") " XID 154 (recovery action " action ") on " pci
+            }
         }' "$results/xid.log")
     fatal=$(echo "$xids" | awk '$1 == "fatal" { $1 = ""; sub(/^ /, ""); printf "%s%s", sep, $0; sep = ", " }')
     other=$(echo "$xids" | awk '$1 == "other" { $1 = ""; sub(/^ /, ""); printf "%s%s", sep, $0; sep = ", " }')

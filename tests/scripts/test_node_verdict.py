@@ -123,6 +123,39 @@ def test_a_fatal_xid_fails_and_another_is_only_noted(tmp_path: Path) -> None:
     assert "note xid: XID 13 on PCI:0000:53:00" in verdict.out
 
 
+@pytest.mark.parametrize("code", [143, 155, 156, 158])
+def test_the_blackwell_era_reset_xids_fail(tmp_path: Path, code: int) -> None:
+    log = f"[  301.002] NVRM: Xid (PCI:0000:0a:00): {code}, pid='<unknown>', name=<unknown>, details\n"
+    verdict = judge(tmp_path, node(tmp_path, xid_log=log))
+    assert verdict.status == 1 and f"xid: XID {code} on PCI:0000:0a:00" in verdict.line
+
+
+def test_an_nvlink5_xid_is_judged_by_the_recovery_action_xid_154_reports(tmp_path: Path) -> None:
+    # 144-150 are fatal or not by subcode; the driver's XID 154 says what the GPU needs, and its latest word counts.
+    needs_reset = (
+        "[  50.1] NVRM: Xid (PCI:0000:1b:00): 149, pid=4242, name=python, NETIR_LINK_EVT Fatal error detected\n"
+        "[  50.1] NVRM: Xid (PCI:0000:1b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+        "(GPU Reset Required)\n"
+    )
+    failed = judge(tmp_path, node(tmp_path, xid_log=needs_reset))
+    assert failed.status == 1
+    assert "xid: XID 154 (recovery action 0x1 (GPU Reset Required)) on PCI:0000:1b:00" in failed.line
+    assert "149" not in failed.line and "note xid: XID 149 on PCI:0000:1b:00" in failed.out
+    recovered = needs_reset + (
+        "[  90.4] NVRM: Xid (PCI:0000:1b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to "
+        "0x0 (None)\n"
+    )
+    passed = judge(tmp_path / "r", node(tmp_path / "r", xid_log=recovered))
+    assert passed.status == 0, passed.out
+    assert "XID 154 (recovery action 0x0 (None)) on PCI:0000:1b:00" in passed.out
+
+
+def test_a_recovery_action_xid_without_an_action_fails(tmp_path: Path) -> None:
+    log = "[  12.0] NVRM: Xid (PCI:0000:3c:00): 154, GPU recovery action changed\n"
+    verdict = judge(tmp_path, node(tmp_path, xid_log=log))
+    assert verdict.status == 1 and "XID 154 (recovery action unknown action) on PCI:0000:3c:00" in verdict.line
+
+
 def test_a_failed_dcgm_test_fails_by_name(tmp_path: Path) -> None:
     diag = (
         (GOOD / "diag.txt")

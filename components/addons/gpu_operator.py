@@ -1,12 +1,13 @@
-"""The NVIDIA GPU Operator: driver, toolkit, device plugin, GPUDirect RDMA (DMA-BUF or peermem), DCGM exporter."""
+"""The NVIDIA GPU Operator: driver, toolkit, device plugin, GPUDirect RDMA (DMA-BUF or peermem), the node's DCGM host
+engine and its exporter."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from components import repair
 from components.addons import monitoring
 from components.addons.install import HelmRelease
+from components.daemonsets import ADDON_DAEMONSETS
 from components.manifests.pod import tolerations
 from components.nodecheck import GKE_DRIVER_DIR
 from components.observability import dcgm
@@ -18,6 +19,16 @@ from components.versions import GPU_OPERATOR
 NAME = "gpu-operator"
 NAMESPACE = "gpu-operator"
 RdmaMode = Literal["dmabuf", "peermem"]
+DCGM: dict[str, Any] = {"enabled": True, "hostNetwork": True}
+"""One DCGM host engine per node: the operator's standalone DCGM on the host's network, which its exporter
+(DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:5555, a node-local Service), NVSentinel's health monitor, the EKS node
+monitoring agent and the node check (dcgmi clients of localhost:5555) all use, so that none starts another: DCGM's
+profiling fields need a single engine on a node. The chart's defaults are enabled false (the exporter then embeds
+an engine of its own) and hostNetwork false (NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/values.yaml
+`dcgm`, templates/clusterpolicy.yaml; controllers/object_controls.go TransformDCGM, TransformDCGMExporter). The EKS
+agent's own engine, its dcgm-server DaemonSet on hostPort 5555, tolerates no taint (eks-node-monitoring-agent
+v1.7.0 charts/, dcgmAgent.tolerations []): it stays off tainted GPU nodes, and finds the port taken elsewhere."""
+NFD_WORKER = "node-feature-discovery-worker"
 
 
 def enabled(stack: Stack) -> bool:
@@ -39,6 +50,16 @@ def rdma(stack: Stack) -> RdmaMode | None:
     if isinstance(asked, bool):
         return "dmabuf" if asked else None
     return asked
+
+
+def nfd_worker_tolerations(stack: Stack, install: str) -> list[dict[str, str]]:
+    """The NFD worker's tolerations from the chart of `install`: the chart's own, and every GPU pool's taints,
+    the node check's startup taint among them."""
+    (worker,) = [
+        d for d in ADDON_DAEMONSETS if d.install == install and d.name.endswith("node-feature-discovery-worker")
+    ]
+    own = [dict(t) for t in worker.tolerations]
+    return own + [t for t in tolerations(taints_of(list(stack.pools.values()), startup=True)) if t not in own]
 
 
 def needs_mofed_container(stack: Stack) -> bool:
@@ -67,11 +88,11 @@ def release(stack: Stack) -> HelmRelease:
             else {"serviceMonitor": {"enabled": False}}
         ),
         "daemonsets": {"tolerations": tolerations(taints_of(list(stack.pools.values()), startup=True))},
+        # NFD's labels are what the operator deploys its operands by: its worker must run on a node under the node
+        # check's startup taint, or the driver and toolkit never come and the check fails every node.
+        "node-feature-discovery": {"worker": {"tolerations": nfd_worker_tolerations(stack, NAME)}},
     }
-    if repair.nvsentinel(stack.config):
-        # NVSentinel's GPU health monitor reads the standalone DCGM host engine (its nvidia-dcgm Service); the
-        # exporter then uses it too instead of its embedded one. The EKS node monitoring agent brings its own.
-        values["dcgm"] = {"enabled": True}
+    values["dcgm"] = dict(DCGM)
     if rdma(stack) == "dmabuf" and driver(stack):
         # DMA-BUF needs the open GPU kernel modules (the proprietary ones do not export DMA-BUFs).
         values["driver"]["kernelModuleType"] = "open"

@@ -93,7 +93,11 @@ def network_operator(stack: Stack) -> HelmRelease | None:
     if not (stack.rdma and wanted):
         return None
     # NFD must run from exactly one chart: the GPU Operator's when it is installed.
-    values = {"nfd": {"enabled": not gpu_operator.enabled(stack)}, "sriovNetworkOperator": {"enabled": False}}
+    nfd = not gpu_operator.enabled(stack)
+    values: dict[str, Any] = {"nfd": {"enabled": nfd}, "sriovNetworkOperator": {"enabled": False}}
+    if nfd:
+        tolerated = gpu_operator.nfd_worker_tolerations(stack, NETWORK_OPERATOR_NAME)
+        values["node-feature-discovery"] = {"worker": {"tolerations": tolerated}}
     return HelmRelease(NETWORK_OPERATOR_NAME, NETWORK_OPERATOR, NETWORK_OPERATOR_NAMESPACE, values)
 
 

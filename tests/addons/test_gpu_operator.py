@@ -35,6 +35,12 @@ def test_existing_roce_cluster_runs_the_open_driver_with_gpudirect_rdma_through_
             "effect": "NoSchedule",
         },
     ]
+    # NFD's labels are what the operator deploys those by: its worker runs under the startup taint too, and keeps
+    # the chart's own tolerations (control plane, any nvidia.com/gpu).
+    worker = values["node-feature-discovery"]["worker"]["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in worker
+    assert any(t["key"] == "node-role.kubernetes.io/control-plane" for t in worker)
+    assert values["daemonsets"]["tolerations"][1] in worker
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from components.models.nodepool import (
     NodeCheckSpec,
     Taint,
 )
+from components.observability import pack as observability
 from components.pool import Pool
 
 STARTUP_TAINT = NODE_CHECK_TAINT
@@ -48,6 +49,19 @@ GpuAccess = Literal["runtime-class", "default-runtime", "gke-host"]
 - default-runtime: the node's default runtime is NVIDIA's (the EKS accelerated AMI, which ships the toolkit);
 - gke-host: GKE's driver stays on the host (/home/kubernetes/bin/nvidia), mounted as its device plugin mounts it
   for GPU containers, and a privileged container sees every /dev/nvidia* device."""
+DcgmEngine = Literal["gpu-operator", "gke", "private"]
+"""Whose DCGM host engine the check's dcgmi talks to: one node, one engine (DCGM's profiling module cannot be
+shared between engines: NVIDIA/dcgm-exporter issue #7).
+- gpu-operator: the operator's standalone DCGM on the host's network (addons/gpu_operator.DCGM), localhost:5555;
+  the check waits for it and never starts another;
+- gke: GKE's managed DCGM runs an engine and exporter on the node: the check waits for an engine on
+  localhost:5555 and never starts another (Google does not document where that engine listens);
+- private: nothing else runs one while the check does, so the check starts its own and stops it. The EKS node
+  monitoring agent's dcgm-server tolerates no taint (eks-node-monitoring-agent v1.7.0 chart,
+  dcgmAgent.tolerations []), so it is never on a node under the startup taint."""
+DCGM_WAIT_SECONDS = 600
+"""How long the check waits for the node's own DCGM engine to answer (within the check's budget): the GPU Operator's
+starts after the toolkit is validated, and is ready 15 s after it starts (its DaemonSet's readiness probe)."""
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 """Where GKE keeps the NVIDIA driver's libraries and tools on the host (its device plugin mounts it into GPU
 containers at /usr/local/nvidia)."""
@@ -74,9 +88,11 @@ CONDITION = "GPUNodeCheckFailed"
 """The node condition a failed check sets, with what failed as its message."""
 NAMESPACE = "gpu-node-check"
 """Where the check runs: its own namespace, outside every GPU quota of the jobs' namespaces."""
-DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.5.2-1-ubuntu22.04"
-"""DCGM with dcgmi and nv-hostengine: the release the GPU Operator's current images pin (NVIDIA AICR image
-lists). Its diagnostic plugins must match the driver's CUDA generation: older DCGM images refuse R580 drivers."""
+DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
+"""DCGM with dcgmi and nv-hostengine: the one the pinned GPU Operator runs as the node's engine (NVIDIA/gpu-operator
+v26.7.0 deployments/gpu-operator/values.yaml `dcgm.repository`, `image`, `version`), so that dcgmi and the engine
+it talks to are one release. Its diagnostic plugins must match the driver's CUDA generation: older DCGM images
+refuse R580 drivers."""
 KUBECTL_IMAGE = "docker.io/alpine/k8s:1.34.1"
 """kubectl with a POSIX shell, for the verdict's node updates (registry.k8s.io/kubectl has no shell)."""
 NVLINK_SHARE = nvlink.SHARE
@@ -140,6 +156,8 @@ class NodeCheck:
     """How long one node's check may take."""
     gpu_access: GpuAccess = "default-runtime"
     """How its containers see the GPUs (GpuAccess)."""
+    dcgm_engine: DcgmEngine = "private"
+    """Whose DCGM engine its diagnostics run on (DcgmEngine)."""
 
     @property
     def replaces_failed(self) -> bool:
@@ -183,6 +201,15 @@ def gpu_access(config: StackConfig, pool: Pool) -> GpuAccess:
     return "gke-host" if pool.provider == "gcp" else "default-runtime"
 
 
+def dcgm_engine(config: StackConfig, pool: Pool) -> DcgmEngine:
+    """Who runs the DCGM host engine on the pool's nodes while the check runs (DcgmEngine)."""
+    if config.runs_gpu_operator:
+        return "gpu-operator"
+    if pool.provider == "gcp" and observability.resolve(config).managed_dcgm:
+        return "gke"
+    return "private"
+
+
 def startup_allowance(config: StackConfig, pool: Pool) -> Literal["settable", "fixed"] | None:
     """Whether a Cluster Autoscaler makes the pool's nodes, and whether ours can be told how long one may start:
     settable from SETTABLE_STARTUP_FROM on EKS, fixed before and on GKE; None where no autoscaler does."""
@@ -217,7 +244,12 @@ def startup_issues(config: StackConfig, spec: NodeCheckSpec, pool: Pool, *, path
 
 
 def resolve(
-    spec: NodeCheckSpec, pool: Pool, *, path: str, access: GpuAccess = "default-runtime"
+    spec: NodeCheckSpec,
+    pool: Pool,
+    *,
+    path: str,
+    access: GpuAccess = "default-runtime",
+    engine: DcgmEngine = "private",
 ) -> tuple[NodeCheck | None, list[Issue]]:
     """The pool's node check, or None when it is off; and what stops it."""
     if not spec.enabled:
@@ -240,6 +272,7 @@ def resolve(
         dcgm_image=spec.dcgm_image or DCGM_IMAGE,
         timeout_minutes=spec.timeout_minutes,
         gpu_access=access,
+        dcgm_engine=engine,
     )
     return (None, issues) if issues else (check, [])
 

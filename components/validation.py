@@ -161,7 +161,8 @@ def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[s
         if pool is None or spec.name in checks:
             continue
         path = f"nodePools[{index}]"
-        check, found = nodecheck.resolve(spec.node_check, pool, path=path, access=nodecheck.gpu_access(config, pool))
+        access, engine = nodecheck.gpu_access(config, pool), nodecheck.dcgm_engine(config, pool)
+        check, found = nodecheck.resolve(spec.node_check, pool, path=path, access=access, engine=engine)
         issues += found + nodecheck.startup_issues(config, spec.node_check, pool, path=path)
         if check is not None:
             checks[spec.name] = check

@@ -10,6 +10,7 @@ from components.manifests.meta import metadata
 from components.manifests.pod import SHM_VOLUME, env_list, shm_volume, tolerations
 from components.models.nodepool import NODE_CHECK_KEY, nccl_bytes
 from components.nodecheck import (
+    DCGM_WAIT_SECONDS,
     FAILED_TAINT,
     GKE_DRIVER_DIR,
     KUBECTL_IMAGE,
@@ -100,12 +101,14 @@ def configmap() -> dict[str, Any]:
 
 
 def environment(check: NodeCheck) -> dict[str, str]:
-    """What the steps and the verdict read: the GPUs, levels, NICs and floors of the pool."""
+    """What the steps and the verdict read: the GPUs, levels, DCGM engine, NICs and floors of the pool."""
     nics = check.nics
     return {
         "RESULTS": RESULTS_DIR,
         "EXPECT_GPUS": str(check.pool.gpus_per_node),
         "DCGM_LEVEL": str(check.dcgm_level),
+        "DCGM_ENGINE": check.dcgm_engine,
+        "DCGM_WAIT": str(DCGM_WAIT_SECONDS),
         "RDMA_NAMES": " ".join(nics.rdma_names),
         "RDMA_COUNT": str(nics.rdma_count),
         "NETDEVS": " ".join(nics.netdevs),

@@ -4,8 +4,10 @@
 # Usage: node-check.sh gpu | nics | nvlink | verdict | hold
 #
 #   gpu      (DCGM image) nvidia-smi's GPU, ECC and row-remap state, clock slowdowns, the kernel's XIDs,
-#            and dcgmi diag -r DCGM_LEVEL, against the node's own DCGM host engine if one listens, else one
-#            started here
+#            and dcgmi diag -r DCGM_LEVEL on the node's one DCGM host engine (localhost:5555): with
+#            DCGM_ENGINE=private, one started here if none answers and stopped after; with any other (whose
+#            engine the node runs: gpu-operator, gke), waited for up to DCGM_WAIT seconds and never started
+#            here, and the diagnostic fails if it does not answer
 #   nics     (any image) the fabric NICs under SYSFS (default /sys): RDMA devices and GPU netdevs
 #   nvlink   (NCCL-tests image) all_reduce_perf across the node's GPUs, NVLINK_MIN to MAX_BYTES
 #   verdict  (kubectl image) node-verdict.sh over RESULTS; then the node is released (STARTUP_TAINT and
@@ -17,7 +19,7 @@
 # Each gathering step records its output and status in RESULTS and exits 0, so that the verdict always runs
 # and judges what is missing. Reads NODE_NAME, RESULTS, DCGM_LEVEL, EXPECT_GPUS, NCCL_TESTS, NVLINK_MIN,
 # MAX_BYTES, CHECK_TIMEOUT (seconds for the whole check: the first step starts the clock, and each step gets
-# what is left of it), and the verdict's settings (node-verdict.sh). Plain POSIX sh.
+# what is left of it), DCGM_ENGINE, DCGM_WAIT, and the verdict's settings (node-verdict.sh). Plain POSIX sh.
 
 set -u
 step=${1:?usage: node-check.sh gpu | nics | nvlink | verdict | hold}
@@ -40,6 +42,15 @@ bounded() {  # bounded CMD...: CMD under what is left of the check's budget, whe
     if command -v timeout >/dev/null 2>&1; then timeout "$(left)" "$@"; else "$@"; fi
 }
 
+engine_answers() {  # engine_answers SECONDS: whether the node's DCGM engine answers within SECONDS and the budget
+    waited=0
+    until dcgmi discovery -l >/dev/null 2>&1; do
+        [ "$waited" -ge "$1" ] || [ "$(left)" -le 5 ] && return 1
+        sleep 5
+        waited=$((waited + 5))
+    done
+}
+
 gpu() {
     nvidia-smi --query-gpu=index,pci.bus_id,ecc.errors.uncorrected.volatile.total,remapped_rows.pending,remapped_rows.failure \
         --format=csv,noheader >"$results/gpus.csv" 2>"$results/gpus.err"
@@ -49,9 +60,18 @@ gpu() {
     # The container runs privileged for DCGM's diagnostics, which also lets it read the kernel's ring buffer.
     dmesg 2>/dev/null | grep 'NVRM: Xid' >"$results/xid.log" || :
     started=""
-    if ! dcgmi discovery -l >/dev/null 2>&1; then
-        nv-hostengine >/dev/null 2>&1 && started=yes
-        sleep 3
+    engine=${DCGM_ENGINE:-private}
+    if [ "$engine" = private ]; then
+        if ! dcgmi discovery -l >/dev/null 2>&1; then
+            nv-hostengine >/dev/null 2>&1 && started=yes
+            sleep 3
+        fi
+    elif ! engine_answers "${DCGM_WAIT:-600}"; then
+        # A second engine beside the node's would break its profiling fields: fail instead, saying whose is missing.
+        echo "Error: the node's DCGM host engine ($engine) did not answer on localhost:5555 within ${DCGM_WAIT:-600} s" \
+            >"$results/diag.txt"
+        echo 125 >"$results/diag.rc"
+        return 0
     fi
     bounded dcgmi diag -r "${DCGM_LEVEL:-2}" >"$results/diag.txt" 2>&1
     echo $? >"$results/diag.rc"

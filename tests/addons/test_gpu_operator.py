@@ -119,6 +119,13 @@ def test_eks_uses_the_driver_and_toolkit_of_the_accelerated_ami() -> None:
     assert values["driver"]["rdma"]["enabled"] is False, "EFA does not go through nvidia-peermem"
 
 
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_one_dcgm_host_engine_per_node_on_the_hosts_network(stack: str) -> None:
+    # The operator's standalone DCGM, which its exporter, the repair agents and the node check share on
+    # localhost:5555, rather than an engine embedded in the exporter beside theirs.
+    assert gpu_operator.release(stack_file(stack)).values["dcgm"] == {"enabled": True, "hostNetwork": True}
+
+
 def test_host_mofed_and_prometheus() -> None:
     assert gpu_operator.release(everything_existing()).values["driver"]["rdma"] == {
         "enabled": True,

@@ -15,7 +15,7 @@ def test_an_existing_cluster_installs_nvsentinel_after_the_gpu_operator_with_sta
     release = releases["nvsentinel"]
     assert release.chart is NVSENTINEL and release.chart.version == "v1.31.0" and release.namespace == "nvsentinel"
     assert release.needs == ("gpu-operator",)
-    assert releases["gpu-operator"].values["dcgm"] == {"enabled": True}, "the health monitor reads standalone DCGM"
+    assert releases["gpu-operator"].values["dcgm"]["enabled"] is True, "the health monitor reads standalone DCGM"
     values = release.values
     assert values["global"]["faultQuarantine"] == {"enabled": True}
     assert values["global"]["nodeDrainer"] == {"enabled": True}

@@ -122,6 +122,14 @@ def test_the_verdict_is_told_the_pools_gpus_nics_and_floor() -> None:
     assert spec["containers"][0]["env"][0]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
 
 
+def test_the_gpu_step_is_told_whose_dcgm_engine_to_wait_for() -> None:
+    found, _ = nodecheck.resolve(NodeCheckSpec(), pool("efa"), path="nodePools[0]", engine="gpu-operator")
+    assert found is not None
+    values = env(pod_spec(manifests.daemonset(found))["initContainers"][0])
+    assert values["DCGM_ENGINE"] == "gpu-operator" and values["DCGM_WAIT"] == str(nodecheck.DCGM_WAIT_SECONDS)
+    assert env(pod_spec(manifests.daemonset(check_of(pool("efa"))))["initContainers"][0])["DCGM_ENGINE"] == "private"
+
+
 def test_gke_containers_mount_the_hosts_driver_where_gke_mounts_it_for_gpu_containers() -> None:
     spec = pod_spec(manifests.daemonset(check_of(pool("tcpx"), access="gke-host")))
     gpu = env(spec["initContainers"][0])

@@ -122,3 +122,20 @@ def test_gkes_autoscaler_cannot_be_told_so_a_long_dcgm_level_on_its_pools_is_ref
     assert issue.path == "nodePools[0].nodeCheck.dcgmLevel" and "GKE's autoscaler" in issue.message
     fixed = {**a3, "minNodes": a3["maxNodes"], "nodeCheck": {"dcgmLevel": 4}}
     assert stack_file("gke", nodePools=[fixed]) is not None, "a pool no autoscaler grows may check for long"
+
+
+@pytest.mark.parametrize(
+    ("stack", "changes", "engine"),
+    [
+        ("prod", {}, "gpu-operator"),
+        ("dev", {}, "gpu-operator"),
+        ("gke", {}, "gke"),
+        ("gke", {"monitoring": {"managedDcgm": False}}, "private"),
+        ("prod", {"gpuOperator": {"enabled": False}}, "private"),
+    ],
+)
+def test_the_check_uses_the_dcgm_engine_the_node_runs_and_starts_one_only_where_none_does(
+    stack: str, changes: dict, engine: str
+) -> None:
+    built = stack_file(stack, **changes)
+    assert {c.dcgm_engine for c in built.node_checks.values()} == {engine}

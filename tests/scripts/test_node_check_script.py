@@ -52,3 +52,59 @@ def test_the_first_step_starts_the_clock(tmp_path: Path) -> None:
     took = _nvlink(tmp_path, results, budget=2)
     assert took < 3.5
     assert abs(int((results / "deadline").read_text()) - (time.time() - took + 2)) <= 2
+
+
+def _gpu(tmp_path: Path, engine: str, *, answers: bool, wait: int = 600) -> Path:
+    """The gpu step with a stand-in dcgmi (whose engine answers or not) and nv-hostengine; its results folder."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    calls = tmp_path / "calls"
+    (bin_ / "dcgmi").write_text(
+        "#!/bin/sh\n"
+        f'echo "dcgmi $*" >>{calls}\n'
+        f'if [ "$1" = discovery ]; then [ -e {tmp_path}/up ] || exit 1; exit 0; fi\n'
+        'echo "| Memory | Pass |"\n'
+    )
+    (bin_ / "nv-hostengine").write_text(f'#!/bin/sh\necho "nv-hostengine $*" >>{calls}\ntouch {tmp_path}/up\n')
+    for tool in ("dcgmi", "nv-hostengine"):
+        (bin_ / tool).chmod(0o755)
+    if answers:
+        (tmp_path / "up").touch()
+    (tmp_path / "node-check.sh").write_text(script("node-check.sh"))
+    results = tmp_path / "results"
+    env = {
+        "PATH": f"{bin_}:{os.environ['PATH']}",
+        "RESULTS": str(results),
+        "CHECK_TIMEOUT": "60",
+        "DCGM_ENGINE": engine,
+        "DCGM_WAIT": str(wait),
+    }
+    subprocess.run(["sh", str(tmp_path / "node-check.sh"), "gpu"], env=env, check=True, timeout=60)
+    return results
+
+
+def _calls(tmp_path: Path) -> str:
+    return (tmp_path / "calls").read_text()
+
+
+@pytest.mark.parametrize("engine", ["gpu-operator", "gke"])
+def test_where_the_node_runs_a_dcgm_engine_the_check_never_starts_another(tmp_path: Path, engine: str) -> None:
+    results = _gpu(tmp_path, engine, answers=False, wait=0)
+    assert "nv-hostengine" not in _calls(tmp_path), "a second engine beside the node's"
+    assert "dcgmi diag" not in _calls(tmp_path)
+    assert (results / "diag.rc").read_text().strip() == "125"
+    assert f"the node's DCGM host engine ({engine}) did not answer" in (results / "diag.txt").read_text()
+
+
+def test_the_check_runs_its_diagnostics_on_the_nodes_engine_when_it_answers(tmp_path: Path) -> None:
+    results = _gpu(tmp_path, "gpu-operator", answers=True)
+    assert "nv-hostengine" not in _calls(tmp_path) and "dcgmi diag -r 2" in _calls(tmp_path)
+    assert (results / "diag.rc").read_text().strip() == "0"
+
+
+def test_where_nothing_runs_an_engine_the_check_starts_its_own_and_stops_it(tmp_path: Path) -> None:
+    results = _gpu(tmp_path, "private", answers=False)
+    calls = _calls(tmp_path).splitlines()
+    started, diag, stopped = (calls.index(c) for c in ("nv-hostengine ", "dcgmi diag -r 2", "nv-hostengine --term"))
+    assert started < diag < stopped
+    assert (results / "diag.rc").read_text().strip() == "0"

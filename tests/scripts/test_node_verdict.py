@@ -240,3 +240,12 @@ def test_any_uncorrected_ecc_count_on_any_gpu_fails(
     bus = (GOOD / "gpus.csv").read_text().splitlines()[gpu].split(", ")[1]
     verdict = judge(tmp_path, node(tmp_path, gpus_csv=gpus_with(gpu, f"{gpu}, {bus}, {errors}, No, No")))
     assert verdict.status == 1 and f"GPU {gpu} ({bus}): {errors} uncorrected ECC errors" in verdict.line
+
+
+def test_a_node_whose_own_dcgm_engine_never_answered_fails_saying_so(tmp_path: Path) -> None:
+    text = "Error: the node's DCGM host engine (gpu-operator) did not answer on localhost:5555 within 600 s\n"
+    verdict = judge(tmp_path, node(tmp_path, diag_txt=text, diag_rc="125\n"))
+    assert verdict.status == 1
+    assert "dcgm: dcgmi diag did not complete (status 125): Error: the node's DCGM host engine (gpu-operator)" in (
+        verdict.line
+    )

@@ -188,6 +188,11 @@ class Pool(Spec):
     """The pool's Kubeflow Trainer ClusterTrainingRuntimes by kind (torch -> <pool>-torch), when trainer is on."""
     mpi_image: str | None = None
     """The node image of the pool's DeepSpeed and MPI runtimes (trainer.mpiImage), when trainer is on."""
+    registry_mirror: dict[str, str] = Field(default_factory=dict)
+    """Where the pool's pods pull their images through (images.registryMirror as a map, a single prefix under
+    `*`); empty for upstream registries."""
+    kubectl_image: str | None = None
+    """The kubectl image of the pool's node check verdict and fabric check watcher (images.kubectl), when stated."""
 
     def worker_requests(self, gpus: int) -> dict[str, str]:
         """The cpu and memory a worker with `gpus` GPUs gets by default: the machine's vCPUs and memory

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import nvlink, provisioning, repair
+from components import images, nvlink, provisioning, repair
+from components.addons.mirror import CHART_IMAGES
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.addons.storage import S3_CSI_ADDON
@@ -130,15 +131,33 @@ class Rendered:
         managed = cloud_addons(self.stack)
         if managed:
             lines.append("cloud add-ons the stack enables: " + ", ".join(managed))
+        if self.stack.config.images.mirror:
+            lines.append(self.images_line())
         kinds: dict[str, int] = {}
         for obj in self.objects:
             kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
         lines.append("objects: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
         return "\n".join(lines)
 
+    def images_line(self) -> str:
+        """Where the registry mirror takes images from, and the registries the stack pulls from that it leaves."""
+        mirror = self.stack.config.images.mirror
+        routes = ", ".join(f"{registry} -> {prefix}" for registry, prefix in sorted(mirror.items()))
+        pulled = [image for obj in self.objects for image in images.images_of(obj)]
+        charts = [CHART_IMAGES.get(r.chart.chart.rsplit("/")[-1], ()) for r in self.addons.releases]
+        pulled += [image.default for chart in charts for image in chart]
+        kept = [ref for ref in map(_reference, pulled) if ref and images.rewrite(mirror, str(ref)) == str(ref)]
+        left = sorted({ref.registry for ref in kept if not images.mirrored(mirror, str(ref))})
+        upstream = f"; from their own registries: {', '.join(left)}" if left else ""
+        return f"images: through the registry mirror ({routes}){upstream}"
+
     def warnings(self) -> list[str]:
-        """What the stack renders but will not do as well as asked: checkpoints over their time budget."""
-        found = []
+        """What the stack renders but will not do as well as asked: checkpoints over their time budget, charts whose
+        images the registry mirror does not reach."""
+        found = [
+            f"images.registryMirror does not reach the images of add-on {name}: {why}"
+            for name, why in self.addons.unmirrored.items()
+        ]
         for plan in self.stack.jobs:
             estimate = checkpoint(self.stack, plan)
             if estimate is not None and estimate.over:
@@ -148,6 +167,13 @@ class Rendered:
                     f"checkpoint.maxSeconds ({estimate.max_seconds}): {_faster(estimate)}"
                 )
         return found
+
+
+def _reference(image: str) -> images.Reference | None:
+    try:
+        return images.parse(image)
+    except ValueError:
+        return None
 
 
 def cloud_addons(stack: Stack) -> list[str]:

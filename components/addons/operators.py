@@ -6,6 +6,7 @@ from typing import Any
 
 from components.addons.install import RemoteInstall
 from components.addons.scheduler import VOLCANO_NAME
+from components.images import rewrite
 from components.validation import Stack
 from components.versions import MPI_OPERATOR, TRAINING_OPERATOR
 
@@ -15,6 +16,9 @@ MPI_NAME = "mpi-operator"
 # MPI Operator's v2beta1; only one of them may own it.
 MPIJOB_CRD = "mpijobs.kubeflow.org"
 TRAINING_SCHEMES = ("pytorchjob", "tfjob")
+PYTORCH_INIT_IMAGE = "alpine:3.10"
+"""The init container the Training Operator v1.9.4 adds to PyTorchJob workers, waiting for the master's name to
+resolve (pkg/config/config.go PyTorchInitContainerImageDefault; flag --pytorch-init-container-image)."""
 
 
 def _needs(stack: Stack) -> tuple[str, ...]:
@@ -31,6 +35,8 @@ def training_operator(stack: Stack) -> RemoteInstall | None:
         patches.append(f"the {MPIJOB_CRD} CRD is left to the MPI Operator; only {', '.join(TRAINING_SCHEMES)} run")
     if stack.scheduler == "volcano":
         patches.append("--gang-scheduler-name=volcano")
+    if stack.config.images.mirror:
+        patches.append("every image through images.registryMirror, the PyTorchJob workers' init container too")
     return RemoteInstall(TRAINING_NAME, (TRAINING_OPERATOR,), tuple(patches), needs=_needs(stack))
 
 
@@ -38,6 +44,7 @@ def training_operator_patch(stack: Stack):
     """The function that patches each upstream object of the Training Operator (None drops it)."""
     mpi = stack.config.training_operator.mpi
     gang = stack.scheduler == "volcano"
+    mirror = stack.config.images.mirror
 
     def patch(obj: dict[str, Any]) -> dict[str, Any] | None:
         if mpi and obj.get("kind") == "CustomResourceDefinition" and obj["metadata"]["name"] == MPIJOB_CRD:
@@ -46,6 +53,9 @@ def training_operator_patch(stack: Stack):
             args = [f"--enable-scheme={s}" for s in TRAINING_SCHEMES] if mpi else []
             if gang:
                 args.append("--gang-scheduler-name=volcano")
+            if mirror and (image := rewrite(mirror, PYTORCH_INIT_IMAGE)) != PYTORCH_INIT_IMAGE:
+                # The operator starts this image itself, in the workers it makes: only its flag moves it.
+                args.append(f"--pytorch-init-container-image={image}")
             _add_args(obj, "training-operator", args)
         return obj
 

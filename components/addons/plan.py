@@ -11,6 +11,7 @@ from components.addons import (
     gpu_operator,
     gpudirect,
     karpenter,
+    mirror,
     monitoring,
     network,
     nvsentinel,
@@ -21,6 +22,7 @@ from components.addons import (
 )
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
+from components.images import mirror_objects
 from components.observability import objects as observability
 from components.observability import pack as packs
 from components.validation import Stack
@@ -59,6 +61,8 @@ class AddonPlan:
     """Per remote install, the function applied to each upstream object (None drops it)."""
     namespaces: dict[str, str] = field(default_factory=dict)
     """Namespaces an install creates that objects of the plan go to, and that install (kube-prometheus-stack's)."""
+    unmirrored: dict[str, str] = field(default_factory=dict)
+    """With a registry mirror: the releases whose images it does not reach, and why."""
 
     @property
     def names(self) -> set[str]:
@@ -120,10 +124,14 @@ def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
         operators.TRAINING_NAME: operators.training_operator_patch(stack),
         operators.MPI_NAME: operators.mpi_operator_patch(stack),
     }
+    # Every image through the stack's registry mirror: the charts' own values, our objects, the remote installs'.
+    registries = stack.config.images.mirror
+    installed = tuple(mirror.release(registries, r) for r in releases if r is not None)
     return AddonPlan(
-        releases=tuple(r for r in releases if r is not None),
+        releases=installed,
         remotes=tuple(r for r in remotes if r is not None),
-        objects=tuple(objects),
-        patches=patches,
+        objects=tuple(mirror_objects(registries, objects)),
+        patches={name: p for name, upstream in patches.items() if (p := mirror.patch(registries, upstream))},
         namespaces={pack.namespace: monitoring.NAME} if pack.install else {},
+        unmirrored=mirror.unreached(registries, installed),
     )

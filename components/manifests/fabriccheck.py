@@ -20,6 +20,7 @@ import yaml
 
 from components import nvlink
 from components.fabriccheck import SCRIPTS_DIR, SSH_PORT, FabricCheck
+from components.images import mirror_objects, rewrite
 from components.manifests import gang
 from components.manifests.indexedjob import headless_service, index_env
 from components.manifests.meta import job_labels, metadata
@@ -68,12 +69,13 @@ def objects(check: FabricCheck) -> list[dict[str, Any]]:
 
 
 def run(check: FabricCheck) -> list[dict[str, Any]]:
-    """What runs the test: its ComputeDomain (rack-scale NVLink), the gang's PodGroup (Volcano) and the Job."""
+    """What runs the test: its ComputeDomain (rack-scale NVLink), the gang's PodGroup (Volcano) and the Job, its
+    images through the pool's mirror."""
     plan = check.plan
     out = [nvlink.compute_domain(plan.compute_domain, plan.namespace, _labels(check))] if plan.compute_domain else []
     if plan.scheduler == "volcano":
         out.append(gang.podgroup(plan, check.name, check.nodes))
-    return [*out, job(check)]
+    return mirror_objects(check.pool.registry_mirror, [*out, job(check)])
 
 
 def watcher_name(check: FabricCheck) -> str:
@@ -126,7 +128,7 @@ def watcher(check: FabricCheck) -> list[dict[str, Any]]:
         "containers": [
             {
                 "name": "watch",
-                "image": KUBECTL_IMAGE,
+                "image": rewrite(check.pool.registry_mirror, check.pool.kubectl_image or KUBECTL_IMAGE),
                 "command": ["sh", f"{SCRIPTS_DIR}/{WATCH_SCRIPT}"],
                 "env": env_list(env),
                 "volumeMounts": [

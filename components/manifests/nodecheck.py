@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.images import mirror_object
 from components.manifests.fabriccheck import script
 from components.manifests.meta import metadata
 from components.manifests.pod import SHM_VOLUME, env_list, shm_volume, tolerations
@@ -128,7 +129,7 @@ def environment(check: NodeCheck) -> dict[str, str]:
 def daemonset(check: NodeCheck) -> dict[str, Any]:
     """The pool's check: on each of its nodes that has the check's label and no result, the steps in order
     (GPU and NICs, then NVLink), privileged and seeing every GPU without requesting one (nodecheck.GpuAccess),
-    then the verdict, which labels the node and so ends the pod."""
+    then the verdict, which labels the node and so ends the pod; every image through the pool's mirror."""
     pool = check.pool
     labels = {CHECK_LABEL: pool.name}
     env = env_list(environment(check))
@@ -162,7 +163,7 @@ def daemonset(check: NodeCheck) -> dict[str, Any]:
     init = [step("gpu", check.dcgm_image, ["gpu", "nics"], gpu=True)]
     if check.nvlink_test:
         init.append(step("nvlink", check.image, ["nvlink"], gpu=True))
-    verdict = step("verdict", KUBECTL_IMAGE, ["verdict", "hold"], gpu=False)
+    verdict = step("verdict", pool.kubectl_image or KUBECTL_IMAGE, ["verdict", "hold"], gpu=False)
     affinity = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -194,7 +195,7 @@ def daemonset(check: NodeCheck) -> dict[str, Any]:
     }
     if check.gpu_access == "runtime-class":
         spec["runtimeClassName"] = RUNTIME_CLASS
-    return {
+    daemonset = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         # The check runs whenever a node joins, for minutes (DCGM level 2) to an hour: `pulumi up` does not wait
@@ -211,3 +212,4 @@ def daemonset(check: NodeCheck) -> dict[str, Any]:
             },
         },
     }
+    return mirror_object(pool.registry_mirror, daemonset)

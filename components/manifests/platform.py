@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.images import mirror_objects
 from components.manifests import nodecheck
 from components.manifests.namespace import gpu_quota, namespace
 from components.manifests.network import network_attachment_definition
@@ -85,8 +86,8 @@ def node_checks(stack: Stack) -> list[dict[str, Any]]:
 
 
 def objects(stack: Stack) -> list[dict[str, Any]]:
-    """Every platform object, namespaces first."""
-    return [
+    """Every platform object, namespaces first, their images (runtimes, node checks) through the stack's mirror."""
+    built = [
         *namespaces(stack),
         *networks(stack),
         *storage(stack),
@@ -94,3 +95,4 @@ def objects(stack: Stack) -> list[dict[str, Any]]:
         *runtimes(stack),
         *node_checks(stack),
     ]
+    return mirror_objects(stack.config.images.mirror, built)

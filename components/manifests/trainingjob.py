@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components import nvlink
+from components.images import mirror_objects
 from components.manifests import deepspeed, gang, indexedjob
 from components.manifests.meta import INSTANCE_LABEL
 from components.manifests.mpijob import mpijob
@@ -17,7 +18,7 @@ from components.manifests.trainjob import gang_size, trainjob
 
 def objects(plan: JobPlan) -> list[dict[str, Any]]:
     """The job's supporting objects first (ComputeDomain, ConfigMap, Service, PodGroup, TrainingRuntime), the
-    workload last."""
+    workload last; every image through the pool's mirror."""
     out: list[dict[str, Any]] = []
     if plan.compute_domain:
         out.append(nvlink.compute_domain(plan.compute_domain, plan.namespace, {INSTANCE_LABEL: plan.name}))
@@ -43,7 +44,7 @@ def objects(plan: JobPlan) -> list[dict[str, Any]]:
         if plan.scheduler == "volcano":
             out.append(gang.podgroup(plan, plan.name, plan.nodes))
         out.append(indexedjob.job(plan))
-    return out
+    return mirror_objects(plan.pool.registry_mirror, out)
 
 
 def workload(objects: list[dict[str, Any]]) -> dict[str, Any]:

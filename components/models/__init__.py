@@ -2,6 +2,7 @@
 
 from components.models.base import Spec
 from components.models.cluster import AwsClusterSpec, ClusterSpec, ExistingClusterSpec, GcpClusterSpec
+from components.models.images import ImagesSpec
 from components.models.job import (
     CheckpointSpec,
     DeepSpeedSpec,
@@ -44,6 +45,7 @@ __all__ = [
     "Fabric",
     "GcpClusterSpec",
     "GpuOperatorSpec",
+    "ImagesSpec",
     "IpamSpec",
     "JobSchedulerSpec",
     "Launcher",

@@ -7,6 +7,7 @@ from pydantic import Field
 from components.models.base import Spec
 from components.models.cluster import ClusterSpec
 from components.models.health import HealthSpec
+from components.models.images import ImagesSpec
 from components.models.job import TrainingJobSpec
 from components.models.network import NetworkConfig, NetworkSpec
 from components.models.nodepool import NodePoolSpec
@@ -50,6 +51,8 @@ class StackConfig(Spec):
     """Who installs the add-ons: the stack, or another tool while the stack makes their objects. Default: the stack."""
     health: HealthSpec = Field(default_factory=HealthSpec)
     """Healthy GPU nodes: run-time fault detection and repair. Default: repair on, with the provider's agent."""
+    images: ImagesSpec = Field(default_factory=ImagesSpec)
+    """Where every image comes from: a registry mirror, and the checks' kubectl image. Default: upstream."""
     namespaces: list[NamespaceSpec] = Field(default_factory=list)
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
     Default: none."""

@@ -994,6 +994,27 @@ class HealthSpec(TypedDict):
     """Run-time fault detection and repair. Default: on, with the provider's agent."""
 
 
+class ImagesSpec(TypedDict):
+    """The images every pod the stack runs pulls: through a registry mirror, and the kubectl image of its checks."""
+
+    # from components.models.images.ImagesSpec
+    registry_mirror: NotRequired[Any]
+    """Pull every image through a mirror (air-gapped clusters, pull-through caches, Docker Hub's rate limits). A
+prefix (`mirror.example.com`, `harbor.example.com/proxy`) takes every registry's images with their host kept
+in the path: `nvcr.io/nvidia/cloud-native/dcgm:4.5.2-1-ubuntu22.04` becomes
+`mirror.example.com/nvcr.io/nvidia/cloud-native/dcgm:4.5.2-1-ubuntu22.04`. A map from upstream registry to
+prefix (an ECR pull-through cache's or Harbor's proxy project per upstream, an Artifact Registry remote
+repository per upstream) replaces the host: `{docker.io: 123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub}`
+makes `alpine/k8s:1.34.1` `123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub/alpine/k8s:1.34.1` (Docker
+Hub's official images get their `library/`); the key `*` takes every other registry, its host kept. A
+registry the map does not name keeps its images. It applies to the stack's own pods, the jobs' images, every
+per-image override, and the Helm charts' images through each chart's values (README, Images and mirrors).
+Default: none, every image from its upstream registry."""
+    kubectl: NotRequired[str]
+    """The kubectl image (with a POSIX shell) of the node check's verdict and the fabric check's scale-up
+watcher; the mirror applies to it too. Default: `docker.io/alpine/k8s:1.34.1`."""
+
+
 class NamespaceSpec(TypedDict):
     """A namespace the platform creates, optionally with a GPU quota."""
 
@@ -1219,6 +1240,8 @@ class StackConfig(TypedDict):
     """Who installs the add-ons: the stack, or another tool while the stack makes their objects. Default: the stack."""
     health: NotRequired[HealthSpec]
     """Healthy GPU nodes: run-time fault detection and repair. Default: repair on, with the provider's agent."""
+    images: NotRequired[ImagesSpec]
+    """Where every image comes from: a registry mirror, and the checks' kubectl image. Default: upstream."""
     namespaces: NotRequired[list[NamespaceSpec]]
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
 Default: none."""

@@ -261,8 +261,11 @@ class FabricCheck:
     def fingerprint(self) -> str:
         """A digest of everything the verdict depends on: the pool (machine, size, fabric wiring) and the
         gate's config. It changes the pod template, so the gate runs again when one of them changes."""
+        # Where images come from is no input of the verdict (a new image changes the pod template by itself), and
+        # leaving it out keeps the digest of stacks made before the pool carried it.
+        pool = {k: v for k, v in self.pool.to_config().items() if k not in _IMAGE_SOURCES}
         inputs = {
-            "pool": self.pool.to_config(),
+            "pool": pool,
             "test": self.test,
             "sizes": self.sizes.to_config(),
             "floor": self.floor_gbs,
@@ -271,6 +274,9 @@ class FabricCheck:
             "nvls": self.nvls,
         }
         return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+
+
+_IMAGE_SOURCES = ("registryMirror", "kubectlImage")
 
 
 def resolve(

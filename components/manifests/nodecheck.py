@@ -119,6 +119,7 @@ def environment(check: NodeCheck) -> dict[str, str]:
         "MAX_BYTES": str(nccl_bytes(NVLINK_SIZES[1])),
         "NCCL_TESTS": check.tests,
         "CHECK_TIMEOUT": str(check.timeout_minutes * 60),
+        "NVLINK_FABRIC": "1" if check.pool.nvlink_domain_nodes else "",
         "STARTUP_TAINT": STARTUP_TAINT.key,
         "LEGACY_TAINT": LEGACY_TAINT.key,
         "FAILED_TAINT": f"{FAILED_TAINT.key}={FAILED_TAINT.value}:{FAILED_TAINT.effect}",

@@ -59,6 +59,7 @@ gpu() {
         --format=csv,noheader >"$results/clocks.csv" 2>/dev/null || : >"$results/clocks.csv"
     # The container runs privileged for DCGM's diagnostics, which also lets it read the kernel's ring buffer.
     dmesg 2>/dev/null | grep 'NVRM: Xid' >"$results/xid.log" || :
+    [ -n "${NVLINK_FABRIC:-}" ] && fabric
     started=""
     engine=${DCGM_ENGINE:-private}
     if [ "$engine" = private ]; then
@@ -77,6 +78,25 @@ gpu() {
     echo $? >"$results/diag.rc"
     [ -n "$started" ] && nv-hostengine --term >/dev/null 2>&1
     return 0
+}
+
+fabric() {  # each GPU's NVLink fabric registration, from nvidia-smi -q's Fabric section: "GPU|State|Status|CliqueId"
+    nvidia-smi -q 2>/dev/null | awk '
+        function field(line) { sub(/^[^:]*: */, "", line); sub(/ *$/, "", line); return line }
+        function flush() { if (gpu != "" && seen) print gpu "|" state "|" status "|" clique; seen = 0 }
+        /^GPU [0-9A-Fa-f]/ { flush(); gpu = $2; state = status = clique = ""; inside = 0; next }
+        /^ *Fabric *$/ { match($0, /^ */); depth = RLENGTH; child = 0; inside = 1; seen = 1; next }
+        inside {
+            match($0, /^ */)
+            if (RLENGTH <= depth) { inside = 0; next }
+            if (child == 0) child = RLENGTH
+            if (RLENGTH != child) next  # a subsection (Health) of its own
+            if ($1 == "State") state = field($0)
+            else if ($1 == "Status") status = field($0)
+            else if ($1 == "CliqueId") clique = field($0)
+        }
+        END { flush() }
+    ' >"$results/fabric.txt"
 }
 
 nics() {

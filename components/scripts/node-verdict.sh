@@ -12,6 +12,8 @@
 #   diag.txt, diag.rc      dcgmi diag -r LEVEL, as printed; its status
 #   nics.txt               one line per fabric NIC found: "rdma NAME STATE GBPS" or "net NAME OPERSTATE MBPS"
 #   nvlink.log, nvlink.rc  all_reduce_perf across the node's GPUs; its status (absent: not run)
+#   fabric.txt             rack-scale NVLink pools only: one line per GPU from nvidia-smi -q's Fabric section,
+#                          "GPU|State|Status|CliqueId" (absent: not read)
 #
 # Reads from the environment:
 #   NODE_NAME        the node, for the messages
@@ -23,6 +25,7 @@
 #   FLOOR_GBS        the all_reduce floor in GB/s at MAX_BYTES (0: measured, not judged)
 #   MAX_BYTES        the all_reduce's largest message, in bytes
 #   SCRIPTS          where nccl-verdict.sh is (default: this script's folder)
+#   NVLINK_FABRIC    set on rack-scale NVLink pools: every GPU must have joined its NVLink domain
 #
 # Prints one line per part (ok, note or FAIL), then one line starting PASS or FAIL that names every failure.
 # Exits 0 on PASS, 1 on FAIL. Plain POSIX sh and awk.
@@ -205,6 +208,32 @@ if [ -e "$results/nvlink.rc" ]; then
         PASS*) echo "ok   nvlink: ${line#PASS }" ;;
         *) fail "nvlink: ${line#FAIL }" ;;
     esac
+fi
+
+# NVLink fabric (GB200 / GB300 NVL72): each GPU registered with the rack's NVLink fabric, in a clique. A tray
+# whose registration failed can still pass the all_reduce inside it and then break every multi-node NVLink job;
+# the NVIDIA DRA driver's ComputeDomain plugin refuses such a GPU too (an empty clique ID).
+if [ -n "${NVLINK_FABRIC:-}" ]; then
+    fabric="$results/fabric.txt"
+    if [ ! -s "$fabric" ]; then
+        fail "fabric: nvidia-smi -q shows no NVLink fabric state: the GPUs have not joined an NVLink domain"
+    else
+        bad=$(awk -F'|' '
+            $2 != "Completed" || $3 != "Success" || $4 == "" || $4 == "N/A" {
+                printf "%sGPU %s: state %s, status %s, clique %s", sep, $1, $2, $3, ($4 == "" ? "none" : $4); sep = "; "
+            }' "$fabric")
+        seen=$(grep -c . "$fabric")
+        cliques=$(awk -F'|' '{ print $4 }' "$fabric" | sort -u | grep -c .)
+        if [ -n "$bad" ]; then
+            fail "fabric: $bad"
+        elif [ "$seen" != "$EXPECT_GPUS" ]; then
+            fail "fabric: $seen of $EXPECT_GPUS GPUs report an NVLink fabric state"
+        elif [ "$cliques" != 1 ]; then
+            fail "fabric: the node's GPUs are in $cliques NVLink cliques, not one"
+        else
+            echo "ok   fabric: $seen GPUs registered, clique $(awk -F'|' 'NR == 1 { print $4 }' "$fabric")"
+        fi
+    fi
 fi
 
 if [ -n "$failures" ]; then

@@ -12,7 +12,7 @@ from components.models.nodepool import NODE_CHECK_KEY, NodeCheckSpec
 from components.pool import Pool
 from components.rules import Settings
 from components.rules.subjects import from_objects
-from tests.support.factories import planned, pool
+from tests.support.factories import gb200, planned, pool
 from tests.support.schemas import assert_valid
 
 
@@ -168,3 +168,9 @@ def test_a_tolerate_everything_toleration_is_found_too() -> None:
     job = trainingjob.objects(planned("efa"))[-1]
     job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]
     assert findings(job)
+
+
+def test_rack_scale_pools_have_their_nvlink_fabric_registration_judged() -> None:
+    rack = env(pod_spec(manifests.daemonset(check_of(gb200())))["containers"][0])
+    assert rack["NVLINK_FABRIC"] == "1"
+    assert env(pod_spec(manifests.daemonset(check_of(pool("efa"))))["containers"][0])["NVLINK_FABRIC"] == ""

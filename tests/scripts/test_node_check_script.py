@@ -54,8 +54,17 @@ def test_the_first_step_starts_the_clock(tmp_path: Path) -> None:
     assert abs(int((results / "deadline").read_text()) - (time.time() - took + 2)) <= 2
 
 
-def _gpu(tmp_path: Path, engine: str, *, answers: bool, wait: int = 600) -> Path:
-    """The gpu step with a stand-in dcgmi (whose engine answers or not) and nv-hostengine; its results folder."""
+def _gpu(
+    tmp_path: Path,
+    engine: str,
+    *,
+    answers: bool,
+    wait: int = 600,
+    extra: dict[str, str] | None = None,
+    smi: str | None = None,
+) -> Path:
+    """The gpu step with a stand-in dcgmi (whose engine answers or not) and nv-hostengine, and with `smi`, a stand-in
+    nvidia-smi that prints it for -q; its results folder."""
     bin_ = tmp_path / "bin"
     bin_.mkdir()
     calls = tmp_path / "calls"
@@ -66,7 +75,12 @@ def _gpu(tmp_path: Path, engine: str, *, answers: bool, wait: int = 600) -> Path
         'echo "| Memory | Pass |"\n'
     )
     (bin_ / "nv-hostengine").write_text(f'#!/bin/sh\necho "nv-hostengine $*" >>{calls}\ntouch {tmp_path}/up\n')
-    for tool in ("dcgmi", "nv-hostengine"):
+    tools = ["dcgmi", "nv-hostengine"]
+    if smi is not None:
+        (tmp_path / "smi.txt").write_text(smi)
+        (bin_ / "nvidia-smi").write_text(f'#!/bin/sh\n[ "$1" = -q ] && cat {tmp_path}/smi.txt\nexit 0\n')
+        tools.append("nvidia-smi")
+    for tool in tools:
         (bin_ / tool).chmod(0o755)
     if answers:
         (tmp_path / "up").touch()
@@ -78,6 +92,7 @@ def _gpu(tmp_path: Path, engine: str, *, answers: bool, wait: int = 600) -> Path
         "CHECK_TIMEOUT": "60",
         "DCGM_ENGINE": engine,
         "DCGM_WAIT": str(wait),
+        **(extra or {}),
     }
     subprocess.run(["sh", str(tmp_path / "node-check.sh"), "gpu"], env=env, check=True, timeout=60)
     return results
@@ -108,3 +123,42 @@ def test_where_nothing_runs_an_engine_the_check_starts_its_own_and_stops_it(tmp_
     started, diag, stopped = (calls.index(c) for c in ("nv-hostengine ", "dcgmi diag -r 2", "nv-hostengine --term"))
     assert started < diag < stopped
     assert (results / "diag.rc").read_text().strip() == "0"
+
+
+# Our own reduction of `nvidia-smi -q` on a GB200 tray: two GPUs, one registered, one not, each with the Fabric
+# section's Health subsection (whose lines must not be read as the section's own).
+NVIDIA_SMI_Q = """
+==============NVSMI LOG==============
+
+Attached GPUs                             : 2
+GPU 00000008:01:00.0
+    Product Name                          : NVIDIA GB200
+    Fabric
+        State                             : Completed
+        Status                            : Success
+        CliqueId                          : 32766
+        ClusterUUID                       : 3f0c2a6e-0000-4000-8000-000000000001
+        Health
+            Bandwidth                     : Full
+            Status                        : Healthy
+    Temperature
+        GPU Current Temp                  : 31 C
+GPU 00000009:01:00.0
+    Product Name                          : NVIDIA GB200
+    Fabric
+        State                             : In Progress
+        Status                            : N/A
+        CliqueId                          : N/A
+        ClusterUUID                       : N/A
+"""
+
+
+def test_the_gpu_step_records_each_gpus_nvlink_fabric_registration_on_rack_scale_pools(tmp_path: Path) -> None:
+    results = _gpu(tmp_path, "private", answers=True, extra={"NVLINK_FABRIC": "1"}, smi=NVIDIA_SMI_Q)
+    assert (results / "fabric.txt").read_text().splitlines() == [
+        "00000008:01:00.0|Completed|Success|32766",
+        "00000009:01:00.0|In Progress|N/A|N/A",
+    ]
+    other = tmp_path / "off"
+    other.mkdir()
+    assert not (_gpu(other, "private", answers=True, smi=NVIDIA_SMI_Q) / "fabric.txt").exists()

@@ -249,3 +249,45 @@ def test_a_node_whose_own_dcgm_engine_never_answered_fails_saying_so(tmp_path: P
     assert "dcgm: dcgmi diag did not complete (status 125): Error: the node's DCGM host engine (gpu-operator)" in (
         verdict.line
     )
+
+
+def _fabric(rows: list[str]) -> str:
+    return "".join(f"{row}\n" for row in rows)
+
+
+GOOD_FABRIC = [f"0000000{i}:01:00.0|Completed|Success|32766" for i in range(8)]
+
+
+def test_on_a_rack_scale_pool_every_gpu_must_have_joined_its_nvlink_domain(tmp_path: Path) -> None:
+    """A tray whose fabric registration failed still passes its own all_reduce, then breaks every multi-node
+    NVLink job: the verdict reads each GPU's fabric state, status and clique."""
+    good = judge(tmp_path, node(tmp_path, fabric_txt=_fabric(GOOD_FABRIC)), NVLINK_FABRIC="1")
+    assert good.status == 0 and "ok   fabric: 8 GPUs registered, clique 32766" in good.out
+
+
+@pytest.mark.parametrize(
+    ("row", "said"),
+    [
+        ("00000003:01:00.0|In Progress|N/A|", "GPU 00000003:01:00.0: state In Progress, status N/A, clique none"),
+        ("00000003:01:00.0|Completed|Failure|32766", "status Failure"),
+        ("00000003:01:00.0|Completed|Success|N/A", "clique N/A"),
+    ],
+)
+def test_a_gpu_outside_its_nvlink_domain_fails_the_node(tmp_path: Path, row: str, said: str) -> None:
+    rows = [*GOOD_FABRIC[:3], row, *GOOD_FABRIC[4:]]
+    verdict = judge(tmp_path, node(tmp_path, fabric_txt=_fabric(rows)), NVLINK_FABRIC="1")
+    assert verdict.status == 1 and said in verdict.line
+
+
+def test_no_fabric_state_or_gpus_in_two_cliques_fail(tmp_path: Path) -> None:
+    missing = judge(tmp_path, node(tmp_path), NVLINK_FABRIC="1")
+    assert missing.status == 1 and "no NVLink fabric state" in missing.line
+    split = [*GOOD_FABRIC[:4], *(r.replace("32766", "12") for r in GOOD_FABRIC[4:])]
+    two = judge(tmp_path / "two", node(tmp_path / "two", fabric_txt=_fabric(split)), NVLINK_FABRIC="1")
+    assert two.status == 1 and "2 NVLink cliques" in two.line
+    fewer = judge(tmp_path / "six", node(tmp_path / "six", fabric_txt=_fabric(GOOD_FABRIC[:6])), NVLINK_FABRIC="1")
+    assert fewer.status == 1 and "6 of 8 GPUs" in fewer.line
+
+
+def test_off_rack_scale_pools_the_fabric_is_not_judged(tmp_path: Path) -> None:
+    assert judge(tmp_path, node(tmp_path)).status == 0

@@ -24,6 +24,7 @@ from typing import Any
 
 from components import quantity, versions
 from components.addons import karpenter as karpenter_addon
+from components.models import AwsClusterSpec
 from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL
 from components.pool import Pool
@@ -134,8 +135,9 @@ def _zones(rendered: Rendered, node_pool: dict[str, Any]) -> list[str]:
     if stated := _allowed(node_pool, "topology.kubernetes.io/zone"):
         return stated
     cluster = rendered.stack.config.cluster
-    zones = list(getattr(cluster, "availability_zones", None) or [])
-    return zones or [f"{getattr(cluster, 'region', 'region-1')}a"]
+    if not isinstance(cluster, AwsClusterSpec):  # Karpenter's NodePools are rendered for EKS only
+        return []
+    return list(cluster.availability_zones) or [f"{cluster.region}a"]
 
 
 def _plus(amount: str, extra: Decimal, unit: str) -> str:

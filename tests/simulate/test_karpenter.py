@@ -67,6 +67,22 @@ def test_the_instance_types_are_the_catalogs_shaped_as_a_node_of_the_pool_advert
     }
 
 
+def test_a_pool_without_a_zone_is_offered_in_every_zone_of_the_cluster(tmp_path: Path) -> None:
+    doc = yaml.safe_load(PROD.read_text())
+    config = doc["config"]
+    (pool,) = config["gpu-training:nodePools"]
+    del pool["zone"]
+    pool["fabric"] = "tcp"  # an EFA pool must name its zone
+    path = tmp_path / "Pulumi.anywhere.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    (shape,) = karpenter.instance_types(render(resolve_file(path)))
+    zones = [
+        next(r["values"] for r in o["Requirements"] if r["key"] == "topology.kubernetes.io/zone")
+        for o in shape["offerings"]
+    ]
+    assert zones == [[zone] for zone in config["gpu-training:cluster"]["availabilityZones"]]
+
+
 def test_the_node_pools_run_as_rendered_but_for_their_node_class() -> None:
     rendered = _prod()
     objects = list(rendered.objects)
@@ -101,6 +117,7 @@ def test_a_karpenter_pool_starts_empty_and_the_report_names_karpenter_as_its_mak
     assert simulation.makers(dev) == {"h100": "simulate's stand-in, all at the start"}
 
 
+@pytest.mark.simulate  # the chart is read from its module, in the Go module cache
 def test_karpenter_runs_with_the_stacks_settings_over_its_charts() -> None:
     env = karpenter.environment(karpenter.chart_values(_prod()))
     gates = dict(gate.split("=") for gate in env["FEATURE_GATES"].split(","))

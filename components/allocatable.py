@@ -53,6 +53,7 @@ def _allocatable(pool: Pool) -> dict[str, str | None]:
     - GPUs: the machine's, from NVIDIA's device plugin (the GPU Operator, or GKE's own installer).
     - EFA devices: every EFA interface of the machine, from the EFA device plugin (aws and existing clusters).
     - RDMA and SR-IOV resources: those of the plugins the stack's networks configure.
+    - cpu and memory: what the pool states (`allocatable`), when it does; else:
     - cpu: the machine's vCPUs less the kubelet's reservation where the stack knows it (EKS, GKE): exact.
     - memory: an upper bound. On Karpenter pools, what Karpenter computes for the instance type less its VM
       overhead and the kubelet's fixed reservation (a pod asking more makes Karpenter launch nothing); on managed
@@ -82,7 +83,10 @@ def _allocatable(pool: Pool) -> dict[str, str | None]:
 
 
 def _cpu(pool: Pool) -> str | None:
-    """The node's vCPUs as the kubelet advertises them, in millicores; None when the machine is unknown."""
+    """The node's vCPUs as the kubelet advertises them, in millicores (as the pool states it, when it does); None when
+    the machine is unknown."""
+    if pool.allocatable_cpu:
+        return pool.allocatable_cpu
     if not pool.vcpus:
         return None
     millicores = pool.vcpus * 1000
@@ -98,7 +102,10 @@ def _cpu(pool: Pool) -> str | None:
 
 
 def _memory(pool: Pool) -> str | None:
-    """The node's memory as the kubelet (and Karpenter) count it, at most, in MiB; None when unknown."""
+    """The node's memory as the kubelet (and Karpenter) count it, at most, in MiB (as the pool states it, when it
+    does); None when unknown."""
+    if pool.allocatable_memory:
+        return pool.allocatable_memory
     if not pool.memory_gib:
         return None
     mib = pool.memory_gib * 1024

@@ -125,6 +125,11 @@ class Pool(Spec):
     """vCPUs per node, when known."""
     memory_gib: int | None = None
     """Host memory per node, when known."""
+    allocatable_cpu: str | None = None
+    """A node's allocatable cpu as the pool states it (allocatable.cpu), which replaces what the catalog implies."""
+    allocatable_memory: str | None = None
+    """A node's allocatable memory as the pool states it (allocatable.memory), which replaces what the catalog
+    implies."""
     zone: str | None = None
     """The pool's single zone, when it has one."""
     placement: Literal["cluster", "compact", "none"] = "none"
@@ -435,6 +440,16 @@ def _resolve(
         known = "a type in the catalog or " if provider != "existing" else ""
         issues.append(Issue(f"{path}.gpusPerNode", f"is required: name {known}the GPUs per node of this pool"))
 
+    stated = [key for key in ("cpu", "memory") if getattr(spec.allocatable, key) is not None]
+    if stated and machine is not None and provider != "existing":
+        issues.append(
+            Issue(
+                f"{path}.allocatable",
+                f"{machine.name}'s nodes advertise what the catalog and the provider's kubelet settings say: drop "
+                f"allocatable.{' and allocatable.'.join(stated)} (it is for machines the catalog does not know)",
+            )
+        )
+
     zone = spec.zone
     if zone and region and not zone.startswith(region):
         issues.append(Issue(f"{path}.zone", f"zone '{zone}' is not in the cluster's region '{region}'"))
@@ -534,6 +549,8 @@ def _resolve(
         provisioning_retries=spec.queued_provisioning.retries,
         vcpus=machine.vcpus if machine else None,
         memory_gib=machine.memory_gib if machine else None,
+        allocatable_cpu=spec.allocatable.cpu,
+        allocatable_memory=spec.allocatable.memory,
         zone=zone,
         placement=placement,
         taints=_taints(spec, provider, machine, queued=provisioning_class is not None),

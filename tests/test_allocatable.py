@@ -210,3 +210,16 @@ def test_every_pod_a_job_makes_on_any_pool_asks_only_what_its_nodes_advertise(
     assert not [r for r in offered if r.startswith("hugepages-")]
     for name, amount in planned.requests.items():  # the default size leaves the node its DaemonSets' room
         assert offered[name] is not None and quantity.parse(amount) <= quantity.parse(offered[name] or "0")
+
+
+def test_a_pool_states_what_its_unknown_machines_advertise_and_a_catalogued_one_may_not() -> None:
+    assert (allocatable(pool("tcp"))["cpu"], allocatable(pool("tcp"))["memory"]) == (None, None)
+    stated = pool("tcp", allocatable={"cpu": 190, "memory": "1900Gi"})
+    assert (allocatable(stated)["cpu"], allocatable(stated)["memory"]) == ("190", "1900Gi")
+    assert unadvertised({"memory": "2000Gi"}, stated), "render holds pods to the stated figure"
+    spec = NodePoolSpec.model_validate(
+        {"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a", "allocatable": {"memory": "1900Gi"}}
+    )
+    _, issues = resolve_pools([spec], "aws", "us-east-1", NetworkConfig())
+    assert [i.path for i in issues] == ["nodePools[0].allocatable"], issues
+    assert "drop allocatable.memory" in issues[0].message

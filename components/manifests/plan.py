@@ -450,6 +450,15 @@ def _beyond_the_machine(spec: TrainingJobSpec, pool: Pool, default: dict[str, st
         has = offered.get(name)
         if stated is None or has is None or quantity.parse(stated) <= quantity.parse(has):
             continue
+        if name not in default:  # the pool states its nodes' allocatable, of a machine the catalog does not know
+            issues.append(
+                Issue(
+                    f"{p}resources.{name}",
+                    f"{stated} is more than a node of pool '{pool.name}' advertises ({has}, its allocatable.{name}): "
+                    f"ask for at most that, less what the node's DaemonSets request",
+                )
+            )
+            continue
         amount = quantity.parse(has)
         figure = (
             f"{amount.normalize():f} of a {pool.machine_type}'s {pool.vcpus} vCPUs"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from components.models.base import DnsLabel, Spec, at, snake
+from components.models.base import DnsLabel, Quantity, Spec, at, snake
 from components.models.network import NetworkSpec, RailsSpec
 
 Fabric = Literal["efa", "infiniband", "roce", "tcp", "tcpx", "tcpxo", "rdma"]
@@ -121,6 +121,17 @@ class QueuedProvisioningSpec(Spec):
         return value
 
 
+class AllocatableSpec(Spec):
+    """What one node of the pool advertises as allocatable, for a machine the catalog does not know."""
+
+    cpu: Quantity | None = None
+    """The node's allocatable cpu, e.g. "190" or 190500m. Default: from the catalog for a known machine; else
+    unknown (render checks no pod's cpu against it; simulate assumes 64 and says so)."""
+    memory: Quantity | None = None
+    """The node's allocatable memory, e.g. 1900Gi. Default: from the catalog for a known machine; else unknown
+    (render checks no pod's memory against it; simulate assumes 512Gi and says so)."""
+
+
 class NcclSizesSpec(Spec):
     """The message sizes of an NCCL test, in nccl-tests notation (8, 64K, 1M, 8G)."""
 
@@ -222,6 +233,11 @@ class NodePoolSpec(Spec):
     stated value that contradicts it is an error. Default: from the catalog."""
     gpu_model: str | None = None
     """GPU model, for summaries. Default: from the catalog."""
+    allocatable: AllocatableSpec = Field(default_factory=AllocatableSpec)
+    """What one node advertises as allocatable: `{cpu, memory}`. For a machine the catalog does not know (an existing
+    cluster's pool without instanceType, or a type not catalogued); the catalog's figures are used otherwise, and on
+    an existing cluster a stated figure replaces them (its kubelet's reservations are its own). Default: the
+    catalog's, else unknown."""
     min_nodes: int = Field(default=0, ge=0)
     """Minimum nodes. Default: 0."""
     max_nodes: int | None = Field(default=None, ge=1)

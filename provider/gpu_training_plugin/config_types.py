@@ -156,6 +156,18 @@ minor or node upgrades until the end of support of the cluster's minor."""
     """(existing only) Kubeconfig context. Default: the current context."""
 
 
+class AllocatableSpec(TypedDict):
+    """What one node of the pool advertises as allocatable, for a machine the catalog does not know."""
+
+    # from components.models.nodepool.AllocatableSpec
+    cpu: NotRequired[str]
+    """The node's allocatable cpu, e.g. "190" or 190500m. Default: from the catalog for a known machine; else
+unknown (render checks no pod's cpu against it; simulate assumes 64 and says so)."""
+    memory: NotRequired[str]
+    """The node's allocatable memory, e.g. 1900Gi. Default: from the catalog for a known machine; else unknown
+(render checks no pod's memory against it; simulate assumes 512Gi and says so)."""
+
+
 class TaintEffect(StrEnum):
     NO_SCHEDULE = "NoSchedule"
     PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -392,6 +404,11 @@ class NodePoolSpec(TypedDict):
 stated value that contradicts it is an error. Default: from the catalog."""
     gpu_model: NotRequired[str]
     """GPU model, for summaries. Default: from the catalog."""
+    allocatable: NotRequired[AllocatableSpec]
+    """What one node advertises as allocatable: `{cpu, memory}`. For a machine the catalog does not know (an existing
+cluster's pool without instanceType, or a type not catalogued); the catalog's figures are used otherwise, and on
+an existing cluster a stated figure replaces them (its kubelet's reservations are its own). Default: the
+catalog's, else unknown."""
     min_nodes: NotRequired[int]
     """Minimum nodes. Default: 0."""
     max_nodes: NotRequired[int]

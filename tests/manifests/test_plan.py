@@ -311,6 +311,14 @@ def test_an_unknown_machine_gets_no_requests() -> None:
     assert plan(job(), pool("tcp")).requests == {}
 
 
+def test_a_request_beyond_an_unknown_machines_stated_allocatable_is_refused_and_none_is_judged_without_it() -> None:
+    stated = pool("tcp", allocatable={"cpu": "190", "memory": "900Gi"})
+    issue = issue_at(job_issues(job(resources={"memory": "1000Gi"}), stated, "jobs[0]"), "jobs[0].resources.memory")
+    assert "advertises (900Gi, its allocatable.memory)" in issue.message
+    assert not job_issues(job(resources={"memory": "1000Gi"}), pool("tcp"), "jobs[0]")
+    assert not job_issues(job(resources={"memory": "800Gi", "cpu": "190"}), stated, "jobs[0]")
+
+
 def test_a_worker_requesting_what_no_node_of_its_pool_advertises_is_refused() -> None:
     # As EFA workers once requested huge pages that Karpenter's nodes never have: Pending forever.
     wanting = FabricProfile(fabric="efa", resources={"vpc.amazonaws.com/efa": "32", "hugepages-2Mi": "5120Mi"})

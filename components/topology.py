@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from components.catalog import DomainSize, topology_domains
 from components.models.base import Spec
 from components.models.platform import TopologyLevelSpec
 
@@ -129,6 +130,41 @@ def _network_topology(provider: str, machine_type: str | None, declared: list[To
         return None
     levels = [Level(name=level.name, node_label=level.node_label) for level in declared]
     return Topology(name="cluster", levels=[*levels, host])
+
+
+_ONE = DomainSize(1, "one node per domain")
+_ASSUMED_DECLARED = 16
+"""Nodes of the finest level an existing cluster declares, assumed: the stack knows the level's label, not its size."""
+
+
+def domain_sizes(
+    topology: Topology, provider: str, machine_type: str | None, nvlink_nodes: int = 0
+) -> dict[str, DomainSize]:
+    """Level name -> the nodes one domain of it holds (components/catalog.py's figures, the NVLink domain's, or an
+    assumption where none is published), each coarser level a whole number of the finer one's domains."""
+    known = topology_domains(provider, machine_type) if provider in ("aws", "gcp") else {}
+    sizes: dict[str, DomainSize] = {}
+    finer = 1
+    shared = 0
+    for level in reversed(topology.levels):
+        if level.one_node:
+            size = known.get(level.name, _ONE)
+        elif level.node_label == CLIQUE_LABEL and nvlink_nodes:
+            size = DomainSize(nvlink_nodes, "the pool's NVLink domain (nvlinkDomainNodes; an NVL72 rack holds 18)")
+        elif level.name in known:
+            size = known[level.name]
+        else:
+            nodes = _ASSUMED_DECLARED * 4**shared
+            size = DomainSize(nodes, "the cluster declares this level's label, not how many nodes share a domain", True)
+        if not level.one_node:
+            shared += 1
+        if size.nodes % finer:
+            # A domain holds whole domains of the level below it, as on the fabric.
+            whole = -(-size.nodes // finer) * finer
+            size = DomainSize(whole, f"{size.source}; rounded up to whole domains of {finer}", size.assumed)
+        sizes[level.name] = size
+        finer = size.nodes
+    return dict(reversed(sizes.items()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from components.allocatable import allocatable
 from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL
 from components.pool import Pool
-from components.topology import CLIQUE_LABEL
+from components.topology import CLIQUE_LABEL, domain_sizes
 
 POOL_ANNOTATION = "gpu-training/simulated-pool"
 """Which of the stack's pools a fake node stands for (an annotation: nothing schedules by it)."""
@@ -20,7 +20,8 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 UNFIXED_DEVICES = "64"
 """What a fake node advertises of a device plugin resource whose amount the stack does not fix."""
 UNKNOWN_CPU, UNKNOWN_MEMORY = "64", "512Gi"
-"""cpu and memory of a fake node whose machine the catalog does not know."""
+"""cpu and memory of a fake node whose machine the catalog does not know and whose pool states no allocatable: an
+assumption the report names."""
 PODS = "110"
 CPU_NODE_CPU, CPU_NODE_MEMORY = "16", "64Gi"
 """A general-purpose node's size (an m5.4xlarge's order), for launchers and other CPU pods."""
@@ -46,27 +47,43 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
 def discovered_labels(pool: Pool, name: str, index: int, labels: Mapping[str, str]) -> dict[str, str]:
     """The labels node `name` of `pool` gets beyond those it was made with (`labels`, which win): the GPU product
     from the GPU Operator's feature discovery, the NVLink clique, and the provider's network topology. The node is
-    the pool's `index`-th: sub-blocks of 4 nodes (or one NVLink domain) in blocks of twice that (each
-    coarser level twice the last), so a job may fit in one domain or span two, as on a real fabric."""
+    the pool's `index`-th, and fills its domains in order: each level's domain holds the nodes `domain_sizes` gives
+    it (the catalog's figure for the machine, or an assumption the report names), so a job fits one or spans several
+    as on a real fabric."""
     found: dict[str, str] = {}
     if pool.gpu_model:
         found["nvidia.com/gpu.product"] = pool.gpu_model.replace(" ", "-")
-    finest = 4
     if pool.nvlink_domain_nodes:
         # One NVLink domain per nvlinkDomainNodes nodes, labelled as GPU Feature Discovery and the DRA driver do
         # (`<cluster UUID>.<clique id>`).
-        finest = pool.nvlink_domain_nodes
-        found[CLIQUE_LABEL] = f"{pool.name}-fabric.{index // finest}"
+        found[CLIQUE_LABEL] = f"{pool.name}-fabric.{index // pool.nvlink_domain_nodes}"
     if pool.topology:
-        # A level of one node per domain is named after the node.
-        shared = [level for level in pool.topology.levels if not level.one_node]
+        sizes = domain_sizes(pool.topology, pool.provider, pool.machine_type, pool.nvlink_domain_nodes)
         for level in pool.topology.levels:
             if level.one_node:
-                found[level.node_label] = name
-            else:
-                size = finest * 2 ** (len(shared) - 1 - shared.index(level))
-                found[level.node_label] = f"{pool.name}-{level.name}-{index // size}"
+                found[level.node_label] = name  # a level of one node per domain is named after the node
+            elif level.node_label not in found:
+                found[level.node_label] = f"{pool.name}-{level.name}-{index // sizes[level.name].nodes}"
     return {key: value for key, value in found.items() if key not in labels}
+
+
+def assumptions(pool: Pool) -> list[str]:
+    """What simulate assumes of `pool`'s nodes for want of a published or stated figure: an unknown machine's cpu
+    and memory, and topology domain sizes no source gives."""
+    said = []
+    offered = allocatable(pool)
+    unknown = [f"{r} {v}" for r, v in (("cpu", UNKNOWN_CPU), ("memory", UNKNOWN_MEMORY)) if not offered.get(r)]
+    if unknown:
+        said.append(
+            f"pool {pool.name}: a node's allocatable {' and '.join(unknown)} (its machine is unknown: state "
+            "nodePools[].allocatable)"
+        )
+    if pool.topology:
+        sizes = domain_sizes(pool.topology, pool.provider, pool.machine_type, pool.nvlink_domain_nodes)
+        guessed = [f"{name} of {size.nodes} nodes ({size.source})" for name, size in sizes.items() if size.assumed]
+        if guessed:
+            said.append(f"pool {pool.name}: topology domains " + "; ".join(guessed))
+    return said
 
 
 def _node(

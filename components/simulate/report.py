@@ -60,12 +60,15 @@ class Report:
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         for p in self.placements:
             if not p.whole:
-                lines.append(f"{p.job}: {p.reason or 'not scheduled whole'}")
+                whose = "simulate's assumption, not the stack: " if p.assumed else ""
+                lines.append(f"{p.job}: {whose}{p.reason or 'not scheduled whole'}")
         scheduled = sum(p.whole for p in self.placements)
+        assumed = sum(p.assumed and not p.whole for p in self.placements)
         lines += [
             "",
             f"{scheduled} of {len(self.placements)} jobs scheduled whole on their pools"
-            + ("" if self.ok else "; see the reasons above"),
+            + ("" if self.ok else "; see the reasons above")
+            + (f"; {assumed} held by simulate's assumptions, not by the stack" if assumed else ""),
             "each job was placed alone, in the order pulumi up creates them (fabric checks first)",
             "not simulated: " + "; ".join(NOT_SIMULATED),
         ]
@@ -81,5 +84,15 @@ def _row(p: Placement) -> Sequence[str]:
         f"{p.bound}/{p.expected}",
         str(len(p.nodes)),
         "-" if p.seconds is None else f"{p.seconds:.1f}",
-        "whole" if p.whole else ("off its pool" if p.off_pool else "NOT SCHEDULED"),
+        _result(p),
     )
+
+
+def _result(p: Placement) -> str:
+    """A job's outcome in a word or three: whole, off its pool, or not scheduled (for a reason of the stack's, or
+    for one of simulate's assumptions)."""
+    if p.whole:
+        return "whole"
+    if p.off_pool:
+        return "off its pool"
+    return "NOT SCHEDULED (simulate's assumption)" if p.assumed else "NOT SCHEDULED"

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from components import quantity
+from components.allocatable import allocatable, pod_requests
 from components.manifests.meta import INSTANCE_LABEL
 from components.render import Rendered, Workload
 from components.simulate import (
@@ -45,6 +47,8 @@ from components.simulate import (
 )
 from components.simulate.client import Client, conditions_of, status_of
 from components.simulate.provisioner import Provisioner
+from components.topology import domain_sizes
+from components.validation import pool_pods
 
 NOT_SIMULATED = (
     "the cloud: a pool's nodes exist from the start, as if its autoscaler had made them, but a Karpenter pool's, "
@@ -121,6 +125,9 @@ class Placement:
     seconds: float | None = None
     """From apply until every pod was bound."""
     reason: str = ""
+    assumed: bool = False
+    """What kept the job from its nodes is one of simulate's assumptions about them (a topology domain's size, an
+    unknown machine's cpu or memory), not the stack: `reason` says which."""
 
     @property
     def whole(self) -> bool:
@@ -143,6 +150,7 @@ class Placement:
             "offPool": self.off_pool,
             "secondsToSchedule": self.seconds,
             "reason": self.reason,
+            "assumed": self.assumed,
         }
 
 
@@ -234,6 +242,7 @@ def running(
             client.apply(node)
         cluster.makers = makers(rendered)
         cluster.notes += [MAKERS_NOTE.format(pool=pool, maker=maker) for pool, maker in cluster.makers.items()]
+        cluster.notes += [f"assumed: {said}" for p in rendered.stack.pools.values() for said in nodes.assumptions(p)]
         if autoscaled := karpenter.pools(rendered):
             cluster.joiner = karpenter.Joiner(plane.client, autoscaled, checked=not joining)
             cluster.joiner.start()
@@ -375,9 +384,55 @@ def place(cluster: Cluster, workload: Workload, timeout: float) -> Placement:
         if result.whole and (result.gang in SETTLED or time.monotonic() - started > result.seconds + SETTLE_TIME):
             return result
         if time.monotonic() - started > timeout:
-            result.reason = _why_waiting(cluster, workload, pods) or f"not scheduled whole in {timeout:.0f} s"
+            said = _why_waiting(cluster, workload, pods) or f"not scheduled whole in {timeout:.0f} s"
+            decided = refusal(workload)
+            if decided is None:
+                result.reason = said
+            else:
+                # What decides it comes first; the schedulers' words (Kueue names the last flavor it tried) follow.
+                reason, result.assumed = decided
+                result.reason = f"{reason}; the cluster said: {said}"
             return result
         time.sleep(SETTLE)
+
+
+def refusal(workload: Workload) -> tuple[str, bool] | None:
+    """Why the job's GPU pods cannot all land on its pool's nodes as simulate shapes them, when the stack and those
+    shapes alone decide it, and whether that rests on one of simulate's assumptions: a required topology domain
+    smaller than the job, or a pod requesting more cpu or memory than a node advertises. None when neither holds."""
+    plan = workload.plan
+    pool = plan.pool
+    placed = plan.placement
+    if placed is not None and placed.mode == "required" and pool.topology is not None:
+        size = domain_sizes(pool.topology, pool.provider, pool.machine_type, pool.nvlink_domain_nodes)
+        domain = size.get(placed.level.name)
+        if domain is not None and plan.nodes > domain.nodes:
+            said = f"simulate's assumption: {domain.source}" if domain.assumed else domain.source
+            return (
+                f"the job needs {plan.nodes} nodes in one {placed.level.name}, and a {placed.level.name} of pool "
+                f"{pool.name} holds {domain.nodes} ({said})",
+                domain.assumed,
+            )
+    stated = allocatable(pool)
+    offered = nodes.advertised(pool)
+    for obj, template in pool_pods(pool, list(workload.objects), plan):
+        requests = pod_requests(template.spec)
+        for resource in ("cpu", "memory"):
+            wanted = requests.get(resource)
+            if wanted is None or quantity.parse(wanted) <= quantity.parse(offered[resource]):
+                continue
+            assumed = not stated.get(resource)
+            whose = (
+                f"simulate's assumption for a machine it does not know: state nodePools[].allocatable.{resource}"
+                if assumed
+                else f"what a node of pool {pool.name} advertises"
+            )
+            return (
+                f"{obj['kind']} {obj['metadata']['name']}'s {template.role} pods request {resource} {wanted}, more "
+                f"than the {offered[resource]} of a node of pool {pool.name} ({whose})",
+                assumed,
+            )
+    return None
 
 
 def remove(cluster: Cluster, workload: Workload, timeout: float = 120.0) -> None:

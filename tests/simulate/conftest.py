@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components import catalog
 from components.render import render
 from components.simulate import (
     apply,
@@ -32,6 +33,15 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+@pytest.fixture
+def small_domains(monkeypatch: pytest.MonkeyPatch) -> None:
+    """simulate's assumed topology domains made small (sub-blocks and EKS bottom layers of 4, each coarser level twice
+    the last), so that a few fake nodes fill several and keeping a job in one is a choice the scheduler makes."""
+    monkeypatch.setattr(catalog, "_ASSUMED_SUBBLOCK", 4)
+    monkeypatch.setattr(catalog, "_ASSUMED_EKS_FINEST", 4)
+    monkeypatch.setattr(catalog, "_ASSUMED_FANOUT", 2)
 
 
 @pytest.fixture(scope="session")

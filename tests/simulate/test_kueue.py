@@ -30,8 +30,8 @@ pytestmark = pytest.mark.simulate
 REPO = Path(__file__).resolve().parents[2]
 GKE = REPO / "Pulumi.gke.yaml"
 NODES = 8
-"""Twice the pool's four nodes: two sub-blocks of four (components/simulate/nodes.py), so that keeping a job
-in one of them is a choice Kueue makes."""
+"""Twice the pool's four nodes: two sub-blocks of four (simulate's assumed sizes made small: small_domains), so that
+keeping a job in one of them is a choice Kueue makes."""
 WAIT = 120.0
 KUEUE = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -131,7 +131,7 @@ def _cluster_queues_active(client: Client, rendered: Rendered) -> bool:
 
 
 def test_kueue_admits_the_stacks_job_into_one_topology_domain_and_holds_one_beyond_its_quota(
-    control_plane, kwok_binary, definitions, kueue_binary, tmp_path
+    control_plane, kwok_binary, definitions, kueue_binary, tmp_path, small_domains
 ) -> None:
     stack = _with_indexed_jobs(GKE, tmp_path)
     plane, client, rendered = _kueue_cluster(control_plane, kwok_binary, definitions, stack)

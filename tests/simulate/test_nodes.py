@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from components.allocatable import allocatable
-from components.simulate.nodes import KWOK_ANNOTATION, POOL_ANNOTATION, UNFIXED_DEVICES, cpu_nodes, pool_nodes, pool_of
+from components.models.platform import TopologyLevelSpec
+from components.simulate.nodes import (
+    KWOK_ANNOTATION,
+    POOL_ANNOTATION,
+    UNFIXED_DEVICES,
+    UNKNOWN_MEMORY,
+    assumptions,
+    cpu_nodes,
+    pool_nodes,
+    pool_of,
+)
 from components.simulate.volumes import stand_ins
-from components.topology import Level, Topology
+from components.topology import domain_sizes, provider_topology
 from tests.support.factories import pool
 
 
@@ -32,19 +43,45 @@ def test_a_fake_node_carries_the_pools_taints_labels_and_selector() -> None:
     assert labels["kubernetes.io/hostname"] == node["metadata"]["name"]
 
 
-def test_topology_blocks_hold_twice_the_nodes_of_their_sub_blocks() -> None:
-    levels = [
-        Level(name="block", node_label="example.com/block"),
-        Level(name="subblock", node_label="example.com/subblock"),
-        Level(name="host", node_label="kubernetes.io/hostname", one_node=True),
-    ]
-    shaped = pool("tcp").model_copy(update={"topology": Topology(name="t", levels=levels)})
-    nodes = pool_nodes(shaped, 16)
-    blocks = Counter(n["metadata"]["labels"]["example.com/block"] for n in nodes)
-    subblocks = Counter(n["metadata"]["labels"]["example.com/subblock"] for n in nodes)
-    assert sorted(blocks.values()) == [8, 8]
-    assert sorted(subblocks.values()) == [4, 4, 4, 4]
-    assert len({n["metadata"]["labels"]["kubernetes.io/hostname"] for n in nodes}) == 16
+def _counts(nodes: list[dict[str, Any]], label: str) -> list[int]:
+    return sorted(Counter(n["metadata"]["labels"][label] for n in nodes).values())
+
+
+def test_topology_domains_hold_the_catalogs_nodes_and_an_existing_clusters_are_assumed() -> None:
+    a3 = pool("tcpxo").model_copy(update={"topology": provider_topology("gcp", "a3-megagpu-8g", [])})
+    nodes = pool_nodes(a3, 40)
+    sizes = domain_sizes(a3.topology, "gcp", "a3-megagpu-8g")
+    subblock, block = sizes["subblock"].nodes, sizes["block"].nodes
+    assert block % subblock == 0 and block > subblock
+    assert _counts(nodes, "cloud.google.com/gce-topology-subblock") == sorted([subblock, subblock, 40 - 2 * subblock])
+    assert _counts(nodes, "cloud.google.com/gce-topology-host") == [1] * 40, "a whole-host VM is its own host"
+    assert len({n["metadata"]["labels"]["kubernetes.io/hostname"] for n in nodes}) == 40
+    declared = [TopologyLevelSpec(name="rack", node_label="example.com/rack")]
+    rack = pool("tcp").model_copy(update={"topology": provider_topology("existing", None, declared)})
+    assert domain_sizes(rack.topology, "existing", None)["rack"].assumed
+    assert any("rack of 16 nodes" in said for said in assumptions(rack))
+
+
+def test_an_a4x_sub_block_is_its_nvlink_domain_of_eighteen_as_google_documents() -> None:
+    topology = provider_topology("gcp", "a4x-highgpu-4g", [], nvlink=True)
+    assert topology is not None
+    sizes = domain_sizes(topology, "gcp", "a4x-highgpu-4g", 18)
+    assert (sizes["subblock"].nodes, sizes["subblock"].assumed) == (18, False)
+    assert sizes["nvlink"].nodes == 18 and sizes["block"].assumed
+    # A smaller NVLink partition than the network's finest level: each coarser domain holds whole ones.
+    eks = domain_sizes(provider_topology("aws", "p6e-gb200.36xlarge", [], nvlink=True), "aws", "p6e-gb200.36xlarge", 9)
+    assert eks["nvlink"].nodes == 9 and eks["layer-3"].nodes % 9 == 0 and eks["layer-3"].assumed
+
+
+def test_a_pool_of_an_unknown_machine_advertises_what_it_states_else_an_assumption_it_names() -> None:
+    unknown = pool("tcp")
+    [node] = pool_nodes(unknown, 1)
+    assert node["status"]["allocatable"]["memory"] == UNKNOWN_MEMORY
+    assert any("memory 512Gi" in said and "allocatable" in said for said in assumptions(unknown))
+    stated = pool("tcp", allocatable={"cpu": "190", "memory": "1900Gi"})
+    [node] = pool_nodes(stated, 1)
+    assert (node["status"]["allocatable"]["cpu"], node["status"]["allocatable"]["memory"]) == ("190", "1900Gi")
+    assert assumptions(stated) == []
 
 
 def test_each_claim_gets_one_volume_bound_to_it_unless_the_stack_makes_it() -> None:

@@ -61,3 +61,18 @@ def test_the_json_report_says_whether_all_is_well_and_carries_every_placement() 
     assert doc["jobs"][1]["reason"].startswith("Volcano:")
     assert doc["notSimulated"] == list(NOT_SIMULATED)
     assert json.loads(_report(WHOLE).as_json())["ok"] is True
+
+
+def test_a_job_held_by_simulates_assumption_is_said_so_and_not_a_plain_not_scheduled() -> None:
+    assumed = Placement(
+        job="training/wide", kind="TrainJob", pool="a3", gate=False, expected=8, created=8, bound=0, gang="pending",
+        reason="the job needs 8 nodes in one subblock, and a subblock of pool a3 holds 4 (simulate's assumption: x)",
+        assumed=True,
+    )  # fmt: skip
+    text = _report(WHOLE, assumed).table()
+    row = next(line for line in text.splitlines() if line.startswith("training/wide"))
+    assert row.endswith("NOT SCHEDULED (simulate's assumption)")
+    assert "training/wide: simulate's assumption, not the stack: the job needs 8 nodes in one subblock" in text
+    assert "1 held by simulate's assumptions, not by the stack" in text
+    doc = json.loads(_report(assumed).as_json())
+    assert doc["jobs"][0]["assumed"] is True and doc["ok"] is False

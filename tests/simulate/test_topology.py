@@ -1,8 +1,8 @@
 """Topology-aware placement on the real schedulers: Kueue's TAS on the gke stack, Volcano's HyperNodes on prod.
 
-Each stack runs on eight fake nodes per pool, which nodes.py labels in sub-blocks of four inside blocks of eight
-(on EKS: layer-3 domains of four inside a layer-2 of eight), so keeping a job in one domain is a choice the
-scheduler makes. Jobs of four nodes fit one finest domain; jobs of five do not. Every assertion reads the
+Each stack runs on eight fake nodes per pool, which nodes.py labels, with simulate's assumed domain sizes made small
+(the small_domains fixture), in sub-blocks of four inside blocks of eight (on EKS: layer-3 domains of four inside a
+layer-2 of eight), so keeping a job in one domain is a choice the scheduler makes. Jobs of four nodes fit one finest domain; jobs of five do not. Every assertion reads the
 cluster: the labels of the nodes the pods were bound to, Kueue's Workloads, Volcano's PodGroups and HyperNodes.
 """
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 NODES = 8
-"""Two finest domains of four (components/simulate/nodes.py)."""
+"""Two finest domains of four (small_domains)."""
 FITS, SPANS = 4, 5
 """A job of FITS nodes fits one finest domain; one of SPANS nodes needs two."""
 TIMEOUT = 60.0
@@ -88,7 +88,7 @@ def _held(cluster: simulation.Cluster, workload: Workload) -> simulation.Placeme
 
 
 def test_kueue_keeps_a_job_in_one_sub_block_required_or_preferred_and_spans_two_only_when_preferred(
-    binaries, kwok_binary, tmp_path
+    binaries, kwok_binary, tmp_path, small_domains
 ) -> None:
     """gke under Kueue's TAS: its fine-tune (required, one sub-block) and jobs like it, as Indexed Jobs (no operator
     runs here; test_kueue.py admits the stack's own PyTorchJob)."""
@@ -132,6 +132,8 @@ def test_kueue_keeps_a_job_in_one_sub_block_required_or_preferred_and_spans_two_
         # default flavor (no topology at all); either way topology, not quota, holds it (the same size preferred
         # is admitted below).
         assert "Kueue:" in held.reason and "topology" in held.reason.lower(), held.reason
+        # What decided it comes first, as one of simulate's assumptions: the sub-block's size.
+        assert held.assumed and held.reason.startswith(f"the job needs {SPANS} nodes in one {level}"), held.reason
         simulation.remove(cluster, _workload(rendered, "required-spans"))
 
         placement = _place(cluster, _workload(rendered, "preferred-spans"))
@@ -177,7 +179,7 @@ def _until(what: str, check: Callable[[], Any], seen: Callable[[], Any], wait: f
 
 
 def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_says(
-    binaries, kwok_binary, tmp_path
+    binaries, kwok_binary, tmp_path, small_domains
 ) -> None:
     """prod with topology on: HyperNodes from the EKS layer labels, and Indexed Jobs and a TrainJob whose
     PodGroups carry a hard or soft networkTopology at layer-3 (tier 1)."""
@@ -230,6 +232,7 @@ def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_say
         held = _held(cluster, _workload(rendered, "required-spans"))
         assert held.gang in ("Pending", "Inqueue"), held
         assert "Volcano:" in held.reason and "hyperNode" in held.reason, held.reason
+        assert held.assumed and held.reason.startswith(f"the job needs {SPANS} nodes in one {level}"), held.reason
         simulation.remove(cluster, _workload(rendered, "required-spans"))
 
         placement = _place(cluster, _workload(rendered, "preferred-spans"))

@@ -427,8 +427,9 @@ def refusal(workload: Workload) -> tuple[str, bool] | None:
                 if assumed
                 else f"what a node of pool {pool.name} advertises"
             )
+            pods = "pods" if template.role in ("", "pod") else f"{template.role} pods"
             return (
-                f"{obj['kind']} {obj['metadata']['name']}'s {template.role} pods request {resource} {wanted}, more "
+                f"{obj['kind']} {obj['metadata']['name']}'s {pods} request {resource} {wanted}, more "
                 f"than the {offered[resource]} of a node of pool {pool.name} ({whose})",
                 assumed,
             )

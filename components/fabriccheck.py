@@ -261,9 +261,10 @@ class FabricCheck:
     def fingerprint(self) -> str:
         """A digest of everything the verdict depends on: the pool (machine, size, fabric wiring) and the
         gate's config. It changes the pod template, so the gate runs again when one of them changes."""
-        # Where images come from is no input of the verdict (a new image changes the pod template by itself), and
-        # leaving it out keeps the digest of stacks made before the pool carried it.
-        pool = {k: v for k, v in self.pool.to_config().items() if k not in _IMAGE_SOURCES}
+        # Where images come from is no input of the verdict (a new image changes the pod template by itself), nor is
+        # what a node of an uncatalogued machine advertises to the scheduler; leaving them out keeps the digest of
+        # stacks made before the pool carried them, so their gates do not run again for nothing.
+        pool = {k: v for k, v in self.pool.to_config().items() if k not in _NOT_VERDICT_INPUTS}
         inputs = {
             "pool": pool,
             "test": self.test,
@@ -276,7 +277,7 @@ class FabricCheck:
         return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
 
 
-_IMAGE_SOURCES = ("registryMirror", "kubectlImage")
+_NOT_VERDICT_INPUTS = ("registryMirror", "kubectlImage", "allocatableCpu", "allocatableMemory")
 
 
 def resolve(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -142,6 +143,16 @@ def test_the_fingerprint_follows_the_pool_and_the_config_only() -> None:
     assert base.fingerprint() != checked("efa", minBusBandwidth=100).fingerprint()
     bigger, _, _ = resolve("efa", minNodes=2, maxNodes=6)
     assert bigger is not None and bigger.fingerprint() != base.fingerprint()
+
+
+def test_what_is_no_input_of_the_verdict_leaves_the_fingerprint_and_so_every_gate_as_it_was() -> None:
+    """A new fingerprint runs every stack's gate again on its next `pulumi up`: where images come from and what a
+    node advertises to the scheduler must not change it."""
+    base = checked("efa")
+    sources = {"registry_mirror": {"*": "mirror.example.com"}, "kubectl_image": "k:1", "allocatable_cpu": "100"}
+    pool = base.pool.model_copy(update={**sources, "allocatable_memory": "1Ti"})
+    moved = dataclasses.replace(base, plan=dataclasses.replace(base.plan, pool=pool))
+    assert moved.fingerprint() == base.fingerprint()
 
 
 def test_a_long_pool_name_would_make_pod_names_too_long() -> None:

@@ -187,6 +187,9 @@ def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_say
 
     def edit(config: dict[str, Any]) -> None:
         config["gpu-training:nodePools"][0]["maxNodes"] = NODES
+        # A node group: simulate's stand-in makes the whole pool before the jobs, so discovery is seen on all of it
+        # (a Karpenter pool starts empty).
+        config["gpu-training:nodePools"][0]["provisioner"] = "nodegroup"
         config["gpu-training:scheduler"]["topology"] = {"enabled": True}
         config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
         config["gpu-training:trainer"] = {"enabled": True}

@@ -168,12 +168,13 @@ def test_prods_karpenter_pool_scales_from_zero_and_its_jobs_run_whole_on_exactly
 
 
 def _without_node_check(tmp_path: Path) -> Rendered:
-    """prod with the pool's node check off and its 2-node MPIJob alone, its NodePool consolidating after
-    CONSOLIDATE_AFTER."""
+    """prod with the pool's node check off, the scheduler's topology on, and its 2-node MPIJob alone, its NodePool
+    consolidating after CONSOLIDATE_AFTER."""
     doc = yaml.safe_load(PROD.read_text())
     config = doc["config"]
     (pool,) = config["gpu-training:nodePools"]
     pool["nodeCheck"] = {"enabled": False}
+    config["gpu-training:scheduler"]["topology"] = {"enabled": True}
     config["gpu-training:jobs"] = [j for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
     path = tmp_path / "Pulumi.prod-unchecked.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -198,7 +199,14 @@ def test_without_the_node_check_karpenter_scales_up_and_removes_the_nodes_once_e
         assert not _nodes(client, "p5")
         placement = simulation.place(cluster, workload, WAIT)
         assert placement.whole, placement.reason
-        assert len(_claims(client, "p5")) == len(_nodes(client, "p5")) == workload.plan.nodes == 2
+        made = _nodes(client, "p5")
+        assert len(_claims(client, "p5")) == len(made) == workload.plan.nodes == 2
+        # The network topology AWS labels its instances with, as simulate's own nodes have it: the first two of a
+        # pool share every layer.
+        (pool,) = karpenter.pools(rendered)
+        assert pool.topology is not None
+        for level in pool.topology.levels[:-1]:
+            assert {n["metadata"]["labels"][level.node_label] for n in made} == {f"p5-{level.name}-0"}
         # Longer than consolidateAfter and a disruption round (10 s): nodes under a job are not empty.
         time.sleep(15)
         busy = _nodes(client, "p5")

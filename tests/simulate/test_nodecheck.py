@@ -10,27 +10,22 @@ with an uncorrected ECC error record (tests/data/node-check), as node-check.sh's
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from components.manifests import nodecheck as manifests
 from components.nodecheck import CONDITION, FAILED_TAINT, LEGACY_TAINT, NAMESPACE, RESULT_LABEL, STARTUP_TAINT
 from components.render import render
 from components.simulate import engines, simulation
 from components.simulate.client import Client, conditions_of
-from components.simulate.controlplane import ControlPlane
 from components.validation import resolve_file
+from tests.support import verdict
 
 pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
-GOOD = REPO / "tests" / "data" / "node-check" / "h100-roce"
 WAIT = 120.0
 JOB = "nccl-allreduce"
 
@@ -49,49 +44,11 @@ def _check_pods(client: Client) -> dict[str, dict[str, Any]]:
     return {p["spec"].get("nodeName", ""): p for p in client.list("v1", "Pod", NAMESPACE)}
 
 
-def _service_account_kubeconfig(client: Client, plane: ControlPlane, folder: Path) -> Path:
-    """A kubeconfig that is the check's own service account (a TokenRequest), so its RBAC is what is tested."""
-    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{manifests.SERVICE_ACCOUNT}/token"
-    body = b'{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}'
-    token = json.loads(client.request("POST", path, body, "application/json"))["status"]["token"]
-    text = plane.kubeconfig.read_text().replace(f"token: {plane.token}", f"token: {token}")
-    assert token in text
-    own = folder / "node-check.kubeconfig"
-    own.write_text(text)
-    return own
-
-
-def _verdict(node: str, results: Path, kubeconfig: Path, scripts: Path, env: dict[str, str], kubectl: Path) -> str:
-    """node-check.sh's verdict step for `node`, as its container runs it; its output."""
-    done = subprocess.run(
-        ["sh", str(scripts / "node-check.sh"), "verdict"],
-        env={
-            **env,
-            "PATH": f"{kubectl.parent}{os.pathsep}{os.environ['PATH']}",
-            "KUBECONFIG": str(kubeconfig),
-            "HOME": str(results.parent),  # kubectl's discovery cache
-            "NODE_NAME": node,
-            "RESULTS": str(results),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"the verdict could not update {node}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
 def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_path: Path) -> None:
     kubectl = engines.build(engines.KUBECTL)["kubectl"]
     rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
-    daemonset = next(o for o in rendered.objects if o["kind"] == "DaemonSet")
-    verdict = daemonset["spec"]["template"]["spec"]["containers"][0]
-    env = {e["name"]: e["value"] for e in verdict["env"] if "value" in e}
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    for name, text in manifests.configmap()["data"].items():
-        (scripts / name).write_text(text)
+    env = verdict.verdict_env(next(o for o in rendered.objects if o["kind"] == "DaemonSet"))
+    scripts = verdict.scripts(tmp_path / "scripts")
     workload = next(w for w in rendered.workloads if w.plan.name == JOB)
 
     with simulation.running(rendered, tmp_path / "cluster", 3, joining=True) as cluster:
@@ -119,18 +76,13 @@ def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_p
             assert not [c["name"] for c in containers if c.get("resources")], "the check requests nothing"
 
         failed, *passed = nodes
-        bad = tmp_path / "bad"
-        shutil.copytree(GOOD, bad)
-        rows = (GOOD / "gpus.csv").read_text().splitlines()
-        rows[2] = "2, 00000000:73:00.0, 3, No, No"
-        (bad / "gpus.csv").write_text("\n".join(rows) + "\n")
-        own = _service_account_kubeconfig(client, cluster.plane, tmp_path)
-        out = _verdict(failed, bad, own, scripts, env, kubectl)
+        bad = verdict.records(tmp_path / "bad", ecc_errors=3)
+        own = verdict.service_account_kubeconfig(client, cluster.plane, tmp_path)
+        out = verdict.verdict(failed, bad, own, scripts, env, kubectl)
         assert "FAIL node" in out and "3 uncorrected ECC errors" in out
         for name in passed:
-            good = tmp_path / name
-            shutil.copytree(GOOD, good)
-            assert "PASS node" in _verdict(name, good, own, scripts, env, kubectl)
+            good = verdict.records(tmp_path / name)
+            assert "PASS node" in verdict.verdict(name, good, own, scripts, env, kubectl)
 
         held = client.get(f"/api/v1/nodes/{failed}")
         assert held["metadata"]["labels"][RESULT_LABEL] == "failed"

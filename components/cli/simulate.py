@@ -55,6 +55,7 @@ def _simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep:
                 kubeconfig=str(cluster.plane.kubeconfig),
                 nodes={**simulation.pool_sizes(rendered, nodes), "cpu": simulation.CPU_NODES},
                 controllers=cluster.controllers,
+                makers=cluster.makers,
                 notes=cluster.notes,
                 kept=keep,
             )

@@ -20,6 +20,8 @@ class Report:
     nodes: dict[str, int]
     """Fake nodes per pool (and `cpu`)."""
     controllers: list[str]
+    makers: dict[str, str] = field(default_factory=dict)
+    """Pool -> what made its nodes: the real Karpenter, or simulate's stand-in."""
     notes: list[str] = field(default_factory=list)
     placements: list[Placement] = field(default_factory=list)
     kept: bool = False
@@ -39,6 +41,7 @@ class Report:
             "kept": self.kept,
             "nodes": self.nodes,
             "controllers": self.controllers,
+            "makers": self.makers,
             "notes": self.notes,
             "notSimulated": list(NOT_SIMULATED),
             "jobs": [p.as_dict() for p in self.placements],

@@ -15,6 +15,7 @@ def _report(*placements: Placement) -> Report:
         kubeconfig="/tmp/run/kubeconfig",
         nodes={"h100": 4, "cpu": 2},
         controllers=["volcano", "training-operator"],
+        makers={"h100": "simulate's stand-in"},
         notes=["volcano v1.15.1 is not buildable here; running v1.14.1"],
         placements=list(placements),
     )
@@ -76,3 +77,7 @@ def test_a_job_held_by_simulates_assumption_is_said_so_and_not_a_plain_not_sched
     assert "1 held by simulate's assumptions, not by the stack" in text
     doc = json.loads(_report(assumed).as_json())
     assert doc["jobs"][0]["assumed"] is True and doc["ok"] is False
+
+
+def test_the_json_report_says_what_made_each_pools_nodes() -> None:
+    assert json.loads(_report(WHOLE).as_json())["makers"] == {"h100": "simulate's stand-in"}

@@ -7,6 +7,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,23 @@ def status_of(obj: dict[str, Any] | None) -> dict[str, Any]:
 def conditions_of(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
     """An object's status conditions; empty when it has none yet."""
     return list(status_of(obj).get("conditions") or [])
+
+
+AGAIN = frozenset({404, 409, 429, 503, 504})
+"""Answers that mean "look again next round" to a loop that keeps the cluster in a state: gone meanwhile, a conflict,
+too many requests (a new CRD's watch cache answers 429 while it initializes), unavailable, timed out."""
+
+
+def one_round(sync: Callable[[], None], errors: list[str]) -> None:
+    """One round of a background loop's `sync`, as an informer-driven controller would run it: what the next round
+    may fix is let go, and anything else is noted in `errors` (the API server going away too)."""
+    try:
+        sync()
+    except ClientError as exc:
+        if exc.code not in AGAIN:
+            errors.append(str(exc))
+    except OSError as exc:
+        errors.append(str(exc))
 
 
 class ClientError(RuntimeError):

@@ -30,7 +30,7 @@ from components.nodecheck import RESULT_LABEL
 from components.pool import Pool
 from components.render import Rendered
 from components.simulate import engines, kustomize, modfiles, nodes
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, one_round
 from components.simulate.controlplane import ControlPlane, free_port, wait_probe
 
 MODULE = "sigs.k8s.io/karpenter"
@@ -66,8 +66,6 @@ SETTINGS_ENV = {
 }
 """The chart's settings that the core reads, and the variable its Deployment passes each in."""
 INTERVAL = 0.2
-RETRIED = frozenset({404, 409, 429, 503, 504})
-"""Answers that mean "look again next round": gone meanwhile, a conflict, too many requests, unavailable."""
 
 
 def version() -> str:
@@ -267,13 +265,7 @@ class Joiner:
 
     def _loop(self) -> None:
         while not self._stopped.is_set():
-            try:
-                self.sync()
-            except ClientError as exc:
-                if exc.code not in RETRIED:
-                    self.errors.append(str(exc))
-            except OSError as exc:  # the API server is going away
-                self.errors.append(str(exc))
+            one_round(self.sync, self.errors)
             self._stopped.wait(INTERVAL)
 
     def sync(self) -> None:

@@ -29,13 +29,11 @@ from typing import Any
 from components.pool import Pool
 from components.rules.podtemplate import gpus_of
 from components.simulate import nodes
-from components.simulate.client import Client, ClientError, conditions_of
+from components.simulate.client import Client, conditions_of, one_round
 
 API = "autoscaling.x-k8s.io/v1"
 KIND = "ProvisioningRequest"
 INTERVAL = 0.5
-RETRIED = frozenset({409, 429, 503, 504})
-"""The API server's answers that mean "try again": a conflict, too many requests, unavailable, timed out."""
 REASON = "SimulatedProvisioning"
 """The reason on the conditions it sets, so a reader of the request knows who answered it."""
 
@@ -85,15 +83,7 @@ class Provisioner:
             self._running.wait()
             if self._stopped.is_set():
                 return
-            try:
-                self.sync()
-            except ClientError as exc:
-                # A conflict, or the server asking to come back later (a new CRD's watch cache answers 429 "storage
-                # is (re)initializing" for a moment): the next round asks again, as the autoscaler's informers would.
-                if exc.code not in RETRIED:
-                    self.errors.append(str(exc))
-            except OSError as exc:  # the API server is going away
-                self.errors.append(str(exc))
+            one_round(self.sync, self.errors)
             time.sleep(INTERVAL)
 
     def sync(self) -> None:

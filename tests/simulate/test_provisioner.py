@@ -43,3 +43,8 @@ def test_a_new_crds_storage_initializing_is_asked_again_not_an_error() -> None:
 
 def test_a_refusal_that_lasts_is_an_error() -> None:
     assert _errors_after(_Refusing(403, 1)) == ["refused (403)"]
+
+
+def test_a_thing_gone_meanwhile_is_looked_at_again_next_round() -> None:
+    # An object deleted between a list and a write (a NodeClaim Karpenter removed, a request withdrawn).
+    assert _errors_after(_Refusing(404, 1)) == []

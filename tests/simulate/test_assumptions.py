@@ -20,6 +20,7 @@ from components.render import Rendered, render
 from components.simulate import simulation
 from components.simulate.report import Report
 from components.validation import resolve_file
+from tests.support import jobs
 
 pytestmark = pytest.mark.simulate
 
@@ -32,17 +33,6 @@ HELD = 20.0
 SUBBLOCK = "cloud.google.com/gce-topology-subblock"
 
 
-def _indexed(name: str, nodes: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "launcher": "indexed",
-        "image": "registry.example.com/training:v1",
-        "command": ["train.py"],
-        "nodes": nodes,
-        **extra,
-    }
-
-
 def _gke(tmp_path: Path) -> Rendered:
     """gke with 16 nodes in its pool and one job of WIDE nodes required in one sub-block."""
     doc = yaml.safe_load((REPO / "Pulumi.gke.yaml").read_text())
@@ -51,7 +41,7 @@ def _gke(tmp_path: Path) -> Rendered:
     config["gpu-training:scheduler"]["queues"][0]["gpus"] = 2 * WIDE * 8
     config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
     topology = {"mode": "required", "level": "subblock"}
-    config["gpu-training:jobs"] = [_indexed("wide", WIDE, topology=topology, scheduler={"queue": "research"})]
+    config["gpu-training:jobs"] = [jobs.indexed("wide", WIDE, topology=topology, scheduler={"queue": "research"})]
     return _write(tmp_path, "gke", doc)
 
 
@@ -70,7 +60,7 @@ def _existing(tmp_path: Path, pool: Callable[[dict[str, Any]], None]) -> Rendere
             "gpu-training:nodePools": [spec],
             "gpu-training:scheduler": {"type": "none"},
             "gpu-training:trainingOperator": {"enabled": False, "mpi": False},
-            "gpu-training:jobs": [_indexed("big", 2, resources={"memory": "1000Gi"})],
+            "gpu-training:jobs": [jobs.indexed("big", 2, resources={"memory": "1000Gi"})],
         }
     }
     return _write(tmp_path, "lab", doc)

@@ -20,6 +20,7 @@ from components.render import Rendered, Workload, render
 from components.simulate import simulation
 from components.simulate.client import Client
 from components.validation import resolve_file
+from tests.support import jobs
 
 pytestmark = pytest.mark.simulate
 
@@ -46,15 +47,7 @@ def _variant(stack: str, tmp_path: Path, edit: Callable[[dict[str, Any]], None])
 
 
 def _job(name: str, nodes: int, mode: str, level: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "launcher": "indexed",
-        "image": "registry.example.com/training:v1",
-        "command": ["train.py"],
-        "nodes": nodes,
-        "topology": {"mode": mode, "level": level},
-        **extra,
-    }
+    return jobs.indexed(name, nodes, topology={"mode": mode, "level": level}, **extra)
 
 
 def _workload(rendered: Rendered, name: str) -> Workload:

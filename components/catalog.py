@@ -817,6 +817,16 @@ _ASSUMED_FANOUT = 4
 _GKE_RACK_SCALE = ("a4x-highgpu-", "a4x-maxgpu-")
 
 
+EKS_FOUR_LAYER_MACHINES = ("p6-b200.", "p6-b300.")
+"""The instance families EC2 instance topology places under four network layers, not three
+(docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html)."""
+
+
+def eks_network_layers(machine: str) -> int:
+    """How many network-node layers EKS labels above an instance of `machine`."""
+    return 4 if machine.startswith(EKS_FOUR_LAYER_MACHINES) else 3
+
+
 def topology_domains(provider: str, machine_type: str | None) -> dict[str, DomainSize]:
     """Level name -> the nodes one domain of that level of the provider's topology holds for this machine type, with
     its source; a figure no source gives is marked assumed. Empty for a provider whose levels are not its own."""
@@ -834,7 +844,7 @@ def topology_domains(provider: str, machine_type: str | None) -> dict[str, Domai
         )
         return {"block": block, "subblock": subblock, "gce-host": _GKE_HOST}
     if provider == "aws":
-        layers = 4 if machine.startswith(("p6-b200.", "p6-b300.")) else 3
+        layers = eks_network_layers(machine)
         why = "AWS gives no count of instances per network node"
         return {
             f"layer-{n}": DomainSize(_ASSUMED_EKS_FINEST * _ASSUMED_FANOUT ** (layers - n), why, assumed=True)

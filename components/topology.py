@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from components.catalog import DomainSize, topology_domains
+from components.catalog import DomainSize, eks_network_layers, topology_domains
 from components.models.base import Spec
 from components.models.platform import TopologyLevelSpec
 
@@ -33,9 +33,8 @@ _GKE = (
 # These machines take a whole physical host: each of its domains holds one node, as the hostname's do.
 _ONE_NODE = {GCE_HOST}
 # EKS (cloud-controller-manager) labels the network nodes above an instance, layer-1 the broadest
-# (docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html). P6-B200 and P6-B300 have a fourth layer.
+# (docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html); how many: catalog.eks_network_layers.
 _EKS_LAYER = "topology.k8s.aws/network-node-layer-{n}"
-_FOUR_LAYER_MACHINES = ("p6-b200.", "p6-b300.")
 # Kueue counts a node for a topology only when it carries every level's label, so a pool whose machines
 # go unlabelled must get none: its jobs would never be admitted. EC2 instance topology covers these GPU
 # and Trainium families; GKE labels the sub-blocks of A3 Mega and newer.
@@ -123,7 +122,7 @@ def _network_topology(provider: str, machine_type: str | None, declared: list[To
         levels = [Level(name=n, node_label=label, one_node=n in _ONE_NODE) for n, label in _GKE]
         return Topology(name="gke", levels=[*levels, host])
     if provider == "aws":
-        layers = 4 if machine_type and machine_type.startswith(_FOUR_LAYER_MACHINES) else 3
+        layers = eks_network_layers(machine_type or "")
         levels = [Level(name=f"layer-{n}", node_label=_EKS_LAYER.format(n=n)) for n in range(1, layers + 1)]
         return Topology(name="eks" if layers == 3 else "eks-4-layer", levels=[*levels, host])
     if not declared:

@@ -139,3 +139,25 @@ def test_the_check_uses_the_dcgm_engine_the_node_runs_and_starts_one_only_where_
 ) -> None:
     built = stack_file(stack, **changes)
     assert {c.dcgm_engine for c in built.node_checks.values()} == {engine}
+
+
+# The Cluster Autoscaler strips a taint under these from its templates and its view of a node
+# (kubernetes/autoscaler cluster-autoscaler/utils/taints/taints.go: ignore-, startup- and status-taint prefixes).
+AUTOSCALER_PREFIXES = (
+    "ignore-taint.cluster-autoscaler.kubernetes.io/",
+    "startup-taint.cluster-autoscaler.kubernetes.io/",
+    "status-taint.cluster-autoscaler.kubernetes.io/",
+)
+
+
+def test_the_startup_taint_is_one_every_autoscaler_knows_and_the_failed_taint_one_none_ignores() -> None:
+    """A startup taint an autoscaler does not know keeps it from scaling the pool up (it stays in the template, and
+    no training pod tolerates it); a failed taint one that an autoscaler ignores, or that shares the startup taint's
+    key, leaves the failed node looking like room for the pending pods, and nothing replaces it."""
+    assert nodecheck.STARTUP_TAINT.key.startswith("startup-taint.cluster-autoscaler.kubernetes.io/")
+    failed = nodecheck.FAILED_TAINT
+    assert not failed.key.startswith(AUTOSCALER_PREFIXES)
+    assert failed.key != nodecheck.STARTUP_TAINT.key and failed.effect == "NoSchedule"
+    for provider in ("efa", "tcpx", "roce"):
+        p = pool(provider)
+        assert failed not in p.startup_taints and [t.key for t in p.startup_taints] == [nodecheck.STARTUP_TAINT.key]

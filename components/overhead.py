@@ -29,6 +29,7 @@ from components import quantity
 from components.allocatable import allocatable, pod_requests, written
 from components.daemonsets import ADDON_DAEMONSETS, AddonDaemonSet
 from components.errors import Issue
+from components.manifests.pod import tolerates
 from components.models.nodepool import Taint
 from components.pool import Pool
 
@@ -53,25 +54,10 @@ class NodeAgent:
     """Whether the stack renders it (and so can change it), rather than an add-on's chart."""
 
 
-def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Taint) -> bool:
-    """Whether a pod with these tolerations may run on a node with `taint` (core/v1 Toleration.ToleratesTaint)."""
-    for toleration in tolerations:
-        effect = toleration.get("effect") or ""
-        if effect and effect != taint.effect:
-            continue
-        key = toleration.get("key") or ""
-        if toleration.get("operator") == "Exists":
-            if not key or key == taint.key:
-                return True
-        elif key == taint.key and (toleration.get("value") or "") == taint.value:
-            return True
-    return False
-
-
 def lands_past(tolerations: Iterable[Mapping[str, Any]], taints: Iterable[Taint]) -> bool:
     """Whether the pod tolerates every taint that keeps pods off (NoSchedule, NoExecute) among `taints`."""
     tolerations = list(tolerations)
-    return all(tolerates(tolerations, t) for t in taints if t.effect in _BLOCKING)
+    return all(tolerates(tolerations, t.model_dump()) for t in taints if t.effect in _BLOCKING)
 
 
 def node_labels(pool: Pool) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from components import nvlink, quantity
@@ -29,6 +30,22 @@ def tolerations(taints: list[Taint]) -> list[dict[str, str]]:
             toleration = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
         out.append(toleration)
     return out
+
+
+def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, str]) -> bool:
+    """Whether one of the tolerations lets a pod onto a node with `taint` ({key, value, effect}), as the scheduler
+    matches them (core/v1 Toleration.ToleratesTaint)."""
+    for toleration in tolerations:
+        effect = toleration.get("effect") or ""
+        if effect and effect != taint["effect"]:
+            continue
+        key = toleration.get("key") or ""
+        if toleration.get("operator") == "Exists":
+            if not key or key == taint["key"]:
+                return True
+        elif key == taint["key"] and str(toleration.get("value") or "") == taint["value"]:
+            return True
+    return False
 
 
 def env_list(env: dict[str, str]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from components.manifests.nodecheck import CHECK_LABEL
-from components.manifests.pod import GPU_RESOURCE
+from components.manifests.pod import GPU_RESOURCE, tolerates
 from components.models.nodepool import (
     GPU_TAINT_KEY,
     LEGACY_NODE_CHECK_TAINT_KEY,
@@ -40,19 +40,6 @@ def _taint(value: Any) -> dict[str, str] | None:
     if effect not in _BLOCKING:
         return None
     return {"key": str(value.get("key", "")), "value": str(value.get("value") or ""), "effect": effect}
-
-
-def tolerates(tolerations: list[dict[str, Any]], taint: Mapping[str, str]) -> bool:
-    """Whether one of the tolerations tolerates the taint, as the scheduler matches them."""
-    for t in tolerations:
-        if t.get("effect") and t.get("effect") != taint["effect"]:
-            continue
-        if t.get("operator") == "Exists":
-            if not t.get("key") or t.get("key") == taint["key"]:
-                return True
-        elif t.get("key") == taint["key"] and str(t.get("value") or "") == taint["value"]:
-            return True
-    return False
 
 
 def _tolerations(t: PodTemplate, settings: Settings) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from components.models.nodepool import (
     Taint,
 )
 from components.observability import pack as observability
-from components.pool import Pool
+from components.pool import Pool, version_numbers
 
 STARTUP_TAINT = NODE_CHECK_TAINT
 """The taint a checked pool's nodes come up with; the verdict removes it."""
@@ -215,8 +215,8 @@ def startup_allowance(config: StackConfig, pool: Pool) -> Literal["settable", "f
     settable from SETTABLE_STARTUP_FROM on EKS, fixed before and on GKE; None where no autoscaler does."""
     if pool.provisioner == "gke":
         return "fixed" if pool.min_nodes < pool.max_nodes or pool.provisioning_class else None
-    if pool.autoscaled or (pool.provisioner == "nodegroup" and pool.provisioning_class):
-        minor = tuple(int(part) for part in str(config.cluster.kubernetes_version).split(".")[:2])
+    if pool.cluster_autoscaler_makes_nodes:
+        minor = version_numbers(str(config.cluster.kubernetes_version))[:2]
         return "settable" if minor >= SETTABLE_STARTUP_FROM else "fixed"
     return None
 

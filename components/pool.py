@@ -226,6 +226,12 @@ class Pool(Spec):
         Autoscaler's to scale."""
         return self.provisioner == "nodegroup" and self.min_nodes < self.max_nodes
 
+    @property
+    def cluster_autoscaler_makes_nodes(self) -> bool:
+        """The Cluster Autoscaler adds the pool's nodes: an autoscaled node group, or one whose nodes come through
+        ProvisioningRequests the autoscaler serves."""
+        return self.autoscaled or (self.provisioner == "nodegroup" and self.provisioning_class is not None)
+
     def networks_in(self, namespace: str) -> list[PodNetwork]:
         """The pool's networks as a pod in `namespace` attaches them."""
         return [n for n in self.networks if n.namespace == namespace]
@@ -338,7 +344,7 @@ class Pool(Spec):
         size = f"{self.min_nodes}-{self.max_nodes} nodes"
         if self.provisioner == "karpenter":
             return f"{size} by Karpenter"
-        if self.autoscaled or (self.provisioner == "nodegroup" and self.provisioning_class):
+        if self.cluster_autoscaler_makes_nodes:
             requests = " (ProvisioningRequests)" if self.provisioning_class else ""
             return f"{size}, node group + Cluster Autoscaler{requests}"
         if self.provisioner == "nodegroup":

@@ -24,7 +24,7 @@ CRD_NAME = "provisioning-request-crd"
 def needed(stack: Stack) -> bool:
     """Whether a node group pool of the stack can change size, or is provisioned through ProvisioningRequests, so
     something must scale it or serve them."""
-    return any(p.autoscaled or serves_requests(p) for p in stack.pools.values())
+    return any(p.cluster_autoscaler_makes_nodes for p in stack.pools.values())
 
 
 def serves_requests(pool: Pool) -> bool:

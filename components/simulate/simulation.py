@@ -370,9 +370,11 @@ def place(cluster: Cluster, workload: Workload, timeout: float) -> Placement:
         result.reason = "refused by the API server: " + "; ".join(refused)
         return result
     started = time.monotonic()
-    volcano_scheduled = cluster.rendered.stack.scheduler == "volcano"
+    # Only where Volcano discovers HyperNodes (topology placement on) can its discovery race leave copies.
+    config = cluster.rendered.stack.config
+    discovers = cluster.rendered.stack.scheduler == "volcano" and config.scheduler.topology.enabled
     while True:
-        if volcano_scheduled and (deleted := hypernodes.repair(client)):
+        if discovers and (deleted := hypernodes.repair(client)):
             cluster.notes.append(hypernodes.note(deleted))
         pods = _pods(client, workload)
         _observe(cluster, workload, pods, result)

@@ -6,12 +6,11 @@ leaves the pool alone until the verdict is deleted.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -22,6 +21,7 @@ from components.simulate import engines, simulation
 from components.simulate.client import Client, conditions_of
 from components.simulate.controlplane import ControlPlane
 from components.validation import resolve_file
+from tests.support import waiting
 
 pytestmark = pytest.mark.simulate
 
@@ -48,13 +48,8 @@ def _kubeconfig(client: Client, plane: ControlPlane, namespace: str, account: st
     return own
 
 
-def _until(what: str, check: Any, wait: float = WAIT) -> Any:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.5)
-    pytest.fail(f"not {what} within {wait:.0f} s")
+_until = functools.partial(waiting.until, wait=WAIT)
+"""Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
 def test_the_watcher_proves_a_scaled_up_pools_fabric_once_and_again_on_demand(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ instance types our catalog gives it; kwok runs the nodes it makes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from components.render import Rendered, render
 from components.simulate import apply, engines, karpenter, nodes, simulation
 from components.simulate.client import Client, conditions_of
 from components.validation import resolve_file
-from tests.support import verdict
+from tests.support import verdict, waiting
 
 REPO = Path(__file__).resolve().parents[2]
 PROD = REPO / "Pulumi.prod.yaml"
@@ -229,13 +230,8 @@ def test_without_the_node_check_karpenter_scales_up_and_removes_the_nodes_once_e
         assert (decided - busy_until).total_seconds() >= 5, "not before consolidateAfter"
 
 
-def _until(what: str, found: Any, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := found():
-            return value
-        time.sleep(0.5)
-    pytest.fail(f"not {what} within {timeout:.0f} s")
+_until = functools.partial(waiting.until, wait=WAIT)
+"""Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
 def _checking(client: Client, pool: str) -> dict[str, dict[str, Any]]:

@@ -9,8 +9,8 @@ with an uncorrected ECC error record (tests/data/node-check), as node-check.sh's
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from components.render import render
 from components.simulate import engines, simulation
 from components.simulate.client import Client, conditions_of
 from components.validation import resolve_file
-from tests.support import verdict
+from tests.support import verdict, waiting
 
 pytestmark = pytest.mark.simulate
 
@@ -30,13 +30,8 @@ WAIT = 120.0
 JOB = "nccl-allreduce"
 
 
-def _wait(what: str, done: Any, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := done():
-            return found
-        time.sleep(0.5)
-    pytest.fail(f"not {what} within {timeout:.0f} s")
+_wait = functools.partial(waiting.until, wait=WAIT)
+"""Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
 def _check_pods(client: Client) -> dict[str, dict[str, Any]]:

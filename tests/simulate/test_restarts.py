@@ -11,6 +11,7 @@ the PyTorchJob and the MPIJob.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from components.render import Rendered, Workload, render
 from components.simulate import simulation
 from components.simulate.client import Client, ClientError, conditions_of, status_of
 from components.validation import resolve_file
+from tests.support import waiting
 
 pytestmark = pytest.mark.simulate
 
@@ -59,13 +61,8 @@ def _job(name: str, launcher: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _until(what: str, check: Callable[[], Any], wait: float = WAIT) -> Any:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.5)
-    pytest.fail(f"not {what} in {wait:.0f} s")
+_until = functools.partial(waiting.until, wait=WAIT)
+"""Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
 def _holds(what: str, check: Callable[[], bool], seconds: float = HOLD) -> None:

@@ -8,7 +8,7 @@ cluster: the labels of the nodes the pods were bound to, Kueue's Workloads, Volc
 
 from __future__ import annotations
 
-import time
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from components.render import Rendered, Workload, render
 from components.simulate import simulation
 from components.simulate.client import Client
 from components.validation import resolve_file
-from tests.support import jobs
+from tests.support import jobs, waiting
 
 pytestmark = pytest.mark.simulate
 
@@ -161,14 +161,8 @@ def _domains_of_tier(client: Client, tier: int) -> list[list[str]]:
     return [list(domain) for domain in sorted({tuple(sorted(nodes(h))) for h in found.get(tier, [])})]
 
 
-def _until(what: str, check: Callable[[], Any], seen: Callable[[], Any], wait: float = TIMEOUT) -> Any:
-    """check()'s first truthy value within `wait`; else fail showing what seen() finds."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.5)
-    pytest.fail(f"not {what} in {wait:.0f} s: {seen()}")
+_until = functools.partial(waiting.until, wait=TIMEOUT)
+"""Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
 def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_says(

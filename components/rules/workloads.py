@@ -9,6 +9,7 @@ from typing import Any
 
 from components import quantity
 from components.fabric import EFA_RESOURCE, PRIMARY_INTERFACE
+from components.images import DOCKER_HUB, is_host
 from components.manifests.gang import KUEUE_QUEUE_LABEL as KUEUE_QUEUE
 from components.rules import devices
 from components.rules.documents import TEMPLATE_VARIABLE
@@ -251,7 +252,7 @@ def checkpoint_claims(subject: Subject, subjects: list[Subject], __: Settings) -
 
 def _registry(image: str) -> str:
     first = image.split("/", 1)[0]
-    return first if "/" in image and ("." in first or ":" in first or first == "localhost") else "docker.io"
+    return first if "/" in image and is_host(first) else DOCKER_HUB
 
 
 def images(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:

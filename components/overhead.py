@@ -36,7 +36,6 @@ from components.pool import Pool
 if TYPE_CHECKING:
     from components.validation import Stack
 
-_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 _BLOCKING = ("NoSchedule", "NoExecute")
 _TUNABLE = ("cpu", "memory")
 """The resources a job states itself (resources.cpu, resources.memory); the rest come from its pool."""
@@ -62,7 +61,7 @@ def lands_past(tolerations: Iterable[Mapping[str, Any]], taints: Iterable[Taint]
 
 def node_labels(pool: Pool) -> dict[str, str]:
     """The labels a new node of the pool has as it joins, as far as the stack knows them."""
-    labels = {"kubernetes.io/os": "linux", "kubernetes.io/arch": _ARCH.get(pool.arch, pool.arch)}
+    labels = {"kubernetes.io/os": "linux", "kubernetes.io/arch": pool.kubernetes_arch}
     if pool.machine_type:
         labels["node.kubernetes.io/instance-type"] = pool.machine_type
     return {**labels, **pool.labels, **pool.node_selector}

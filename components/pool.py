@@ -227,6 +227,11 @@ class Pool(Spec):
         return self.provisioner == "nodegroup" and self.min_nodes < self.max_nodes
 
     @property
+    def kubernetes_arch(self) -> str:
+        """The nodes' kubernetes.io/arch label."""
+        return catalog.KUBERNETES_ARCH[self.arch]
+
+    @property
     def cluster_autoscaler_makes_nodes(self) -> bool:
         """The Cluster Autoscaler adds the pool's nodes: an autoscaled node group, or one whose nodes come through
         ProvisioningRequests the autoscaler serves."""

@@ -33,8 +33,6 @@ ROOT_DEVICE = "/dev/xvda"
 CONSOLIDATE_AFTER = "10m"
 """How long a GPU node stays empty before Karpenter removes it: long enough for the next job of a
 queue to land on it, short enough that an idle p5 is not paid for long."""
-KUBERNETES_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
-"""The kubernetes.io/arch value of each catalog CPU architecture."""
 CAPACITY_TYPE = {"on-demand": "on-demand", "spot": "spot", "reservation": "reserved", "capacity-block": "reserved"}
 """The karpenter.sh/capacity-type a pool's capacity maps to."""
 
@@ -162,7 +160,7 @@ def node_pool(pool: Pool) -> dict[str, Any]:
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.machine_type]},
         # Stated so that the AMI alias resolves to the architecture's variant and no image of another lands here.
-        {"key": "kubernetes.io/arch", "operator": "In", "values": [KUBERNETES_ARCH[pool.arch]]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": [pool.kubernetes_arch]},
     ]
     if pool.zone:
         requirements.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [pool.zone]})

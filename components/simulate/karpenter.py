@@ -156,7 +156,7 @@ def instance_types(rendered: Rendered) -> list[dict[str, Any]]:
         resources = nodes.advertised(pool)
         resources["cpu"] = _plus(resources["cpu"], KWOK_RESERVED["cpu"], "m")
         resources["memory"] = _plus(resources["memory"], KWOK_RESERVED["memory"], "Mi")
-        arch = _allowed(node_pool, "kubernetes.io/arch") or [karpenter_addon.KUBERNETES_ARCH[pool.arch]]
+        arch = _allowed(node_pool, "kubernetes.io/arch") or [pool.kubernetes_arch]
         entry = types.setdefault(
             name,
             {"name": name, "offerings": [], "architecture": arch[0], "operatingSystems": ["linux"], "resources": {}},

@@ -33,7 +33,7 @@ def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "arm64" if pool.arch == "arm64" else "amd64",
+        "kubernetes.io/arch": pool.kubernetes_arch,
         "type": "kwok",
     }
     if pool.machine_type:

@@ -8,6 +8,7 @@ from typing import Any
 from components.allocatable import allocatable
 from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL
+from components.overhead import node_labels
 from components.pool import Pool
 from components.topology import CLIQUE_LABEL, domain_sizes
 
@@ -30,17 +31,9 @@ CPU_NODE_CPU, CPU_NODE_MEMORY = "16", "64Gi"
 def _labels(pool: Pool, name: str, index: int) -> dict[str, str]:
     # What the cloud labels the node with when it makes it, then what the pool says it carries, then what the
     # GPU Operator and the cloud's topology add once it runs.
-    labels = {
-        "kubernetes.io/hostname": name,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": pool.kubernetes_arch,
-        "type": "kwok",
-    }
-    if pool.machine_type:
-        labels["node.kubernetes.io/instance-type"] = pool.machine_type
-    if pool.zone:
-        labels["topology.kubernetes.io/zone"] = pool.zone
-    labels |= {**pool.labels, **pool.node_selector}
+    # (overhead.node_labels: what a joining node of the pool carries, the pool's own labels last.)
+    zone = {"topology.kubernetes.io/zone": pool.zone} if pool.zone else {}
+    labels = {"kubernetes.io/hostname": name, "type": "kwok", **zone, **node_labels(pool)}
     return labels | discovered_labels(pool, name, index, labels)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import images, nvlink, provisioning, repair
+from components import identity, images, nvlink, provisioning, repair
 from components.addons.mirror import CHART_IMAGES
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
@@ -153,7 +153,7 @@ class Rendered:
 
     def warnings(self) -> list[str]:
         """What the stack renders but will not do as well as asked: checkpoints over their time budget, charts whose
-        images the registry mirror does not reach."""
+        images the registry mirror does not reach, service accounts the jobs name that the stack does not make."""
         found = [
             f"images.registryMirror does not reach the images of add-on {name}: {why}"
             for name, why in self.addons.unmirrored.items()
@@ -166,7 +166,7 @@ class Rendered:
                     f"job {plan.namespace}/{plan.name}: a checkpoint takes at least {seconds} s, over "
                     f"checkpoint.maxSeconds ({estimate.max_seconds}): {_faster(estimate)}"
                 )
-        return found
+        return found + identity.undeclared(self.stack.config)
 
 
 def _reference(image: str) -> images.Reference | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, nodecheck, overhead, provisioning, repair
+from components import fabriccheck, identity, nodecheck, overhead, provisioning, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -102,6 +102,7 @@ def resolve(config: StackConfig) -> Stack:
     issues += _storage_providers(config)
     issues += _managed_lustre(config, pools)
     issues += _queues(config)
+    issues += identity.issues(config)
     checks, unchecked, found = _fabric_checks(config, pools)
     issues += found
     node_checks, found = _node_checks(config, pools)
@@ -350,6 +351,7 @@ def namespaces(config: StackConfig) -> tuple[str, ...]:
     names += [n.namespace for n in config.all_networks]
     names += [v.namespace for v in config.storage.volumes]
     names += [j.namespace for j in config.jobs]
+    names += [a.namespace for a in config.service_accounts]
     for queue in config.scheduler.queues:
         names += queue.namespaces
     return tuple(dict.fromkeys(names))

@@ -18,6 +18,7 @@ from components.manifests.queues import (
     resource_flavor,
     volcano_queue,
 )
+from components.manifests.serviceaccount import service_accounts
 from components.manifests.storage import bucket_volume, persistent_volume_claim, storage_class
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes
 from components.validation import Stack
@@ -89,6 +90,7 @@ def objects(stack: Stack) -> list[dict[str, Any]]:
     """Every platform object, namespaces first, their images (runtimes, node checks) through the stack's mirror."""
     built = [
         *namespaces(stack),
+        *service_accounts(list(stack.config.service_accounts), stack.config.cluster),
         *networks(stack),
         *storage(stack),
         *queues(stack),

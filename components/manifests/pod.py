@@ -10,6 +10,7 @@ from components.allocatable import GPU_RESOURCE
 from components.manifests import storage
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
+from components.manifests.serviceaccount import pod_service_account
 from components.models.nodepool import Taint
 from components.pool import POOL_LABEL
 from components.topology import KUEUE_GROUP
@@ -132,6 +133,7 @@ def worker_template(
     if restart_policy:
         pod["restartPolicy"] = restart_policy
     _scheduling(plan, pod)
+    pod_service_account(pod, spec.service_account)
     pod["nodeSelector"] = dict(plan.pool.node_selector)
     pod["tolerations"] = tolerations(plan.pool.taints)
     if plan.fabric.sidecars:
@@ -176,6 +178,7 @@ def launcher_template(plan: JobPlan, *, container: str, command: list[str], args
     """The pod template of a CPU-only launcher (mpirun): the job's environment, no GPUs."""
     pod: dict[str, Any] = {}
     _scheduling(plan, pod)
+    pod_service_account(pod, plan.spec.service_account)
     pod["containers"] = [
         {
             "name": container,

@@ -9,6 +9,8 @@ def references(plan: JobPlan) -> list[str]:
     """Keys (Kind/namespace/name) of the objects the job's pods and scheduling refer to."""
     keys = [f"Namespace/{plan.namespace}"]
     keys += [f"PersistentVolumeClaim/{plan.namespace}/{v.claim}" for v in plan.spec.mounts]
+    if plan.spec.service_account:
+        keys.append(f"ServiceAccount/{plan.namespace}/{plan.spec.service_account}")
     keys += [f"NetworkAttachmentDefinition/{plan.namespace}/{n.name}" for n in plan.pool.networks_in(plan.namespace)]
     if plan.queue and plan.scheduler == "volcano":
         keys.append(f"Queue/{plan.queue}")

@@ -10,6 +10,7 @@ from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.mpijob import mpirun_args
 from components.manifests.plan import JobPlan
 from components.manifests.pod import env_list, job_volumes, shm_volume, topology_annotations, worker_resources
+from components.manifests.serviceaccount import pod_service_account
 from components.manifests.storage import pod_annotations
 from components.manifests.trainingruntime import API, LAUNCHER, NODE, RuntimeChoice, choose_runtime
 
@@ -88,6 +89,7 @@ def _patch(job: JobPlan, base: JobPlan, replicated_jobs: list[str]) -> dict[str,
     if annotations:
         pod_meta["annotations"] = annotations
     pod_spec: dict[str, Any] = {}
+    pod_service_account(pod_spec, job.spec.service_account)
     if volumes:
         pod_spec["volumes"] = volumes
     if mounts:

@@ -166,6 +166,9 @@ class TrainingJobSpec(Spec):
     topology prefers one domain of its finest level below the host."""
     scheduler: JobSchedulerSpec = Field(default_factory=JobSchedulerSpec)
     """Queue and priority. Default: the default queue, no priority class."""
+    service_account: ObjectName | None = None
+    """The ServiceAccount every pod of the job runs as, in the job's namespace: one `serviceAccounts` declares
+    (with its cloud identity), or one already on the cluster. Default: the namespace's `default`."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     """CPU and memory per worker. Default: none."""
     shm_size: Quantity | None = None

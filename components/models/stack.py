@@ -7,6 +7,7 @@ from pydantic import Field
 from components.models.base import Spec
 from components.models.cluster import ClusterSpec
 from components.models.health import HealthSpec
+from components.models.identity import ServiceAccountSpec
 from components.models.images import ImagesSpec
 from components.models.job import TrainingJobSpec
 from components.models.network import NetworkConfig, NetworkSpec
@@ -56,6 +57,9 @@ class StackConfig(Spec):
     namespaces: list[NamespaceSpec] = Field(default_factory=list)
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
     Default: none."""
+    service_accounts: list[ServiceAccountSpec] = Field(default_factory=list)
+    """ServiceAccounts the stack makes for its jobs, each with its cloud identity (EKS Pod Identity, GKE Workload
+    Identity) or annotations. Default: none."""
     jobs: list[TrainingJobSpec] = Field(default_factory=list)
     """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
 

@@ -37,14 +37,26 @@ def build(stack: Stack, opts: pulumi.ResourceOptions | None = None) -> Cluster:
         from components.aws import EksCluster
 
         return EksCluster(
-            spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes), repair=repair.eks(stack.config)
+            spec.name,
+            spec,
+            pools,
+            opts,
+            volumes=list(stack.config.storage.volumes),
+            repair=repair.eks(stack.config),
+            service_accounts=list(stack.config.service_accounts),
         )
     if spec.provider == "gcp":
         from components.gcp import GkeCluster
 
         monitoring = gke.monitoring_config(packs.resolve(stack.config), spec.kubernetes_version)
         return GkeCluster(
-            spec.name, spec, pools, opts, volumes=list(stack.config.storage.volumes), monitoring=monitoring
+            spec.name,
+            spec,
+            pools,
+            opts,
+            volumes=list(stack.config.storage.volumes),
+            monitoring=monitoring,
+            service_accounts=list(stack.config.service_accounts),
         )
     from components.existing import ExistingCluster
 

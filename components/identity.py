@@ -163,8 +163,18 @@ def _wrong_cloud(cloud: str, provider: str) -> str:
             f"give the annotation your cluster reads under annotations ({IRSA_ANNOTATION} for IRSA on EKS, "
             f"{GKE_ANNOTATION} on GKE)"
         )
-    return f"{_CLOUD[cloud]} is for a {cloud} cluster, and this stack's is {provider}: use {_FIX[provider]}"
+    return f"{_CLOUD[cloud]} is for provider {cloud}, and this stack's cluster is {provider}: use {_FIX[provider]}"
 
 
 def _names(namespaces: list[str]) -> str:
     return ", ".join(f"'{n}'" for n in namespaces)
+
+
+def service_account_key(account: ServiceAccountSpec) -> str:
+    """`ServiceAccount/namespace/name`: how the platform objects name the account's ServiceAccount."""
+    return f"ServiceAccount/{account.namespace}/{account.name}"
+
+
+def resource_name(prefix: str, account: ServiceAccountSpec) -> str:
+    """The stable Pulumi name of a service account's cloud resources."""
+    return f"{prefix}-{account.namespace}-{account.name}"

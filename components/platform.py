@@ -22,6 +22,7 @@ from components.kubernetes.objects import as_pulumi_error
 from components.kubernetes.platformobjects import PlatformObjects
 from components.kubernetes.trainingjob import TrainingJob
 from components.manifests import trainingjob
+from components.manifests.meta import key
 from components.models import StackConfig
 from components.validation import Stack, default_queue, resolve, resolve_raw
 
@@ -88,8 +89,13 @@ class Platform(pulumi.ComponentResource):
         # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds. With
         # addons.install false another tool installs them, and nothing waits for an install.
         installed = ClusterAddons("addons", installs, in_cluster(nodes), install=stack.config.addons.install)
+        # A ServiceAccount waits for its cloud identity (EKS Pod Identity, GKE Workload Identity), its jobs for it.
+        identities: dict[str, list[pulumi.Resource]] = getattr(self.cluster, "identities", {})
         objects = PlatformObjects(
-            "platform", stack, in_cluster(nodes), needs=lambda obj: installed.waits_for(installs, obj)
+            "platform",
+            stack,
+            in_cluster(nodes),
+            needs=lambda obj: combine(installed.waits_for(installs, obj), identities.get(key(obj))),
         )
         # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
         checks = {

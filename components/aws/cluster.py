@@ -10,6 +10,7 @@ from pulumi_aws import eks, iam
 from components.addons import karpenter as karpenter_names
 from components.aws import iam as policies
 from components.aws.autoscaler import ClusterAutoscalerAws
+from components.aws.identity import EksPodIdentities
 from components.aws.karpenter import KarpenterAws
 from components.aws.kubeconfig import kubeconfig
 from components.aws.network import region_zones
@@ -21,6 +22,7 @@ from components.aws.vpc import Vpc
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import AwsClusterSpec, NodePoolSpec, VolumeSpec
+from components.models.identity import ServiceAccountSpec
 from components.pool import Pool
 from components.repair import EKS_AGENT_ADDON, EksRepair
 
@@ -47,11 +49,13 @@ class EksCluster(pulumi.ComponentResource):
         *,
         volumes: list[VolumeSpec] | None = None,
         repair: EksRepair | None = None,
+        service_accounts: list[ServiceAccountSpec] | None = None,
     ) -> None:
         """Build or adopt the cluster named in `spec`, then its node groups and the file systems of `volumes`.
 
         With `repair`, the EKS node monitoring agent add-on runs on every node and each managed node group repairs
-        the nodes whose conditions it marks.
+        the nodes whose conditions it marks. Each of `service_accounts` that sets `aws` gets its IAM role through
+        EKS Pod Identity (`identities`: what its ServiceAccount waits for).
         """
         super().__init__(TOKEN, name, {}, opts)
         self.aws = aws.Provider(f"{name}-aws", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
@@ -117,6 +121,16 @@ class EksCluster(pulumi.ComponentResource):
             )
             for addon in CORE_ADDONS
         ]
+
+        # Pod Identity's agent (a core add-on above) hands each association's role to the pods of its account.
+        self.identities: dict[str, list[pulumi.Resource]] = {}
+        if any(account.aws is not None for account in service_accounts or []):
+            self.identities = EksPodIdentities(
+                f"{name}-pod-identity",
+                list(service_accounts or []),
+                cluster_name=cluster_name,
+                opts=pulumi.ResourceOptions(parent=self, providers={"aws": self.aws}, depends_on=addons),
+            ).waits
 
         system = spec.system_pool
         self.system_node_group = eks.NodeGroup(

@@ -12,9 +12,11 @@ from pulumi_gcp import compute, container, projects
 from components import gpudirect
 from components.gcp import gpunetworks, nodepool, upgrades
 from components.gcp.gpunetworks import NetworkRef
+from components.gcp.identity import GkeWorkloadIdentities
 from components.gcp.kubeconfig import kubeconfig
 from components.gcp.storage import GcpStorage
 from components.models import GcpClusterSpec, NodePoolSpec, VolumeSpec
+from components.models.identity import ServiceAccountSpec
 from components.pool import Pool
 
 TOKEN = "gpu-training:index:GkeCluster"
@@ -70,10 +72,12 @@ class GkeCluster(pulumi.ComponentResource):
         *,
         volumes: list[VolumeSpec] | None = None,
         monitoring: dict[str, Any] | None = None,
+        service_accounts: list[ServiceAccountSpec] | None = None,
     ) -> None:
         """The cluster named in `spec`, a node pool for each (spec, resolved pool) pair, and the buckets and instances
         of the gcs and managed-lustre `volumes`; `monitoring` is its monitoring config (GKE's managed DCGM,
-        components/observability/gke.py), None for GKE's default."""
+        components/observability/gke.py), None for GKE's default. Each of `service_accounts` that sets `gcp` is
+        linked to its Google service account (`identities`: what its ServiceAccount waits for)."""
         super().__init__(TOKEN, name, {}, opts)
         volumes = list(volumes or [])
         location = spec.zone or spec.region
@@ -107,6 +111,15 @@ class GkeCluster(pulumi.ComponentResource):
             **gpudirect_args,
             opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
+        # The links name the cluster's workload pool, which exists once the cluster does.
+        self.identities: dict[str, list[pulumi.Resource]] = {}
+        if any(account.gcp is not None for account in service_accounts or []):
+            self.identities = GkeWorkloadIdentities(
+                f"{name}-workload-identity",
+                list(service_accounts or []),
+                spec,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
+            ).waits
         self.gpu_networks = {}
         refs = self._gpu_networks(name, spec, gpu_pools)
         # GPU pools stream their images (gcfs_config), which needs the Container File System API. It is

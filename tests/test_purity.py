@@ -14,6 +14,8 @@ PURE = [
     "components.pool",
     "components.config",
     "components.validation",
+    "components.identity",
+    "components.manifests.serviceaccount",
     "components.manifests.platform",
     "components.manifests.trainingjob",
     "components.render",

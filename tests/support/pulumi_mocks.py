@@ -67,6 +67,12 @@ CLOUD_OUTPUTS: dict[str, Any] = {
     "gcp:lustre/instance:Instance": lambda inputs: {
         "mountPoint": f"10.90.1.4@tcp:/{inputs.get('filesystem', 'shared')}"
     },
+    # IAM names a service account by its id and project.
+    "gcp:serviceaccount/account:Account": lambda inputs: {
+        "email": f"{inputs['accountId']}@{inputs['project']}.iam.gserviceaccount.com",
+        "name": f"projects/{inputs['project']}/serviceAccounts/{inputs['accountId']}@{inputs['project']}"
+        ".iam.gserviceaccount.com",
+    },
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},

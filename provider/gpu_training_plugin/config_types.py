@@ -1042,6 +1042,45 @@ class NamespaceSpec(TypedDict):
     """ResourceQuota on requests.nvidia.com/gpu. Default: none."""
 
 
+class AwsIdentitySpec(TypedDict):
+    "The IAM role a service account's pods run as through EKS Pod Identity: one the stack makes with these\npolicies, or your own."
+
+    # from components.models.identity.AwsIdentitySpec
+    policies: NotRequired[list[str]]
+    """Managed policy ARNs attached to a role the stack makes for this service account. Default: none."""
+    role_arn: NotRequired[str]
+    """Your own role (its trust policy must let pods.eks.amazonaws.com sts:AssumeRole and sts:TagSession).
+Default: none."""
+
+
+class GcpIdentitySpec(TypedDict):
+    "The Google service account a service account's pods act as through Workload Identity Federation for GKE:\none the stack makes with these project roles, or your own."
+
+    # from components.models.identity.GcpIdentitySpec
+    roles: NotRequired[list[str]]
+    """IAM roles on the cluster's project granted to a Google service account the stack makes. Default: none."""
+    service_account: NotRequired[str]
+    """Your own Google service account's email; the stack lets the Kubernetes service account act as it.
+Default: none."""
+
+
+class ServiceAccountSpec(TypedDict):
+    """A Kubernetes ServiceAccount the stack makes, with the cloud identity its pods get."""
+
+    # from components.models.identity.ServiceAccountSpec
+    name: str
+    """The ServiceAccount's name; a job's `serviceAccount` names it. Required."""
+    namespace: NotRequired[str]
+    """Its namespace. Default: training."""
+    aws: NotRequired[AwsIdentitySpec]
+    """EKS (provider aws): the IAM role its pods run as, through EKS Pod Identity. Default: none."""
+    gcp: NotRequired[GcpIdentitySpec]
+    """GKE (provider gcp): the Google service account its pods act as, through Workload Identity. Default: none."""
+    annotations: NotRequired[dict[str, str]]
+    """Annotations of the ServiceAccount, e.g. an existing cluster's eks.amazonaws.com/role-arn (IRSA) or
+iam.gke.io/gcp-service-account. Default: none."""
+
+
 class Launcher(StrEnum):
     "pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service) |\ntrainjob (Kubeflow Trainer v2 TrainJob)."
 
@@ -1198,6 +1237,9 @@ flags are added by the launcher. Required."""
 topology prefers one domain of its finest level below the host."""
     scheduler: NotRequired[JobSchedulerSpec]
     """Queue and priority. Default: the default queue, no priority class."""
+    service_account: NotRequired[str]
+    """The ServiceAccount every pod of the job runs as, in the job's namespace: one `serviceAccounts` declares
+(with its cloud identity), or one already on the cluster. Default: the namespace's `default`."""
     resources: NotRequired[ResourcesSpec]
     """CPU and memory per worker. Default: none."""
     shm_size: NotRequired[str]
@@ -1262,6 +1304,9 @@ class StackConfig(TypedDict):
     namespaces: NotRequired[list[NamespaceSpec]]
     """Namespaces to create with their GPU quotas; namespaces used elsewhere are created too.
 Default: none."""
+    service_accounts: NotRequired[list[ServiceAccountSpec]]
+    """ServiceAccounts the stack makes for its jobs, each with its cloud identity (EKS Pod Identity, GKE Workload
+Identity) or annotations. Default: none."""
     jobs: NotRequired[list[TrainingJobSpec]]
     """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
 
@@ -1296,6 +1341,9 @@ flags are added by the launcher. Required."""
 topology prefers one domain of its finest level below the host."""
     scheduler: NotRequired[JobSchedulerSpec]
     """Queue and priority. Default: the default queue, no priority class."""
+    service_account: NotRequired[str]
+    """The ServiceAccount every pod of the job runs as, in the job's namespace: one `serviceAccounts` declares
+(with its cloud identity), or one already on the cluster. Default: the namespace's `default`."""
     resources: NotRequired[ResourcesSpec]
     """CPU and memory per worker. Default: none."""
     shm_size: NotRequired[str]

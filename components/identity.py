@@ -6,7 +6,9 @@ Sources (read 2026-11-27):
 - EKS Pod Identity: the agent add-on `eks-pod-identity-agent` (docs.aws.amazon.com/eks/latest/userguide/
   pod-id-agent-setup.html), the role's trust policy: pods.eks.amazonaws.com may sts:AssumeRole and sts:TagSession
   (.../pod-id-role.html), one association of a role to a (cluster, namespace, service account)
-  (.../pod-id-association.html). The pods need no annotation: the agent's webhook finds the association.
+  (.../pod-id-association.html). The pods need no annotation: EKS sets the credential environment of a pod whose
+  service account has an association when the pod is made (.../pod-identities.html), so the association must exist
+  before the job's pods do.
 - Workload Identity Federation for GKE (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity): the
   cluster's workload pool PROJECT.svc.id.goog, nodes in GKE_METADATA mode, and either IAM grants straight to the
   principal of the Kubernetes service account or, its alternative, a Kubernetes service account linked to an IAM

@@ -70,6 +70,8 @@ def test_a_cloud_identity_is_either_made_by_the_stack_or_your_own(cloud: str, se
         ({"gcp": {"serviceAccount": "trainer"}}, "is not a Google service account's email"),
         ({"gcp": {"roles": ["storage.objectUser"]}}, "is not an IAM role: write it as roles/"),
         ({"name": "Trainer"}, "is not a DNS-1123 subdomain"),
+        ({"aws": {"policies": [READ_S3, READ_S3]}}, "is listed twice"),
+        ({"gcp": {"roles": ["roles/storage.objectUser"] * 2}}, "is listed twice"),
     ],
 )
 def test_identifiers_that_are_not_what_the_cloud_takes_are_refused(settings: dict, wanted: str) -> None:

@@ -60,7 +60,7 @@ class GkeWorkloadIdentities(pulumi.ComponentResource):
                 )
                 granted = [
                     projects.IAMMember(
-                        f"{stem}-{role.rsplit('/', 1)[-1]}",
+                        f"{stem}-{role.replace('/', '-')}",
                         project=cluster.project,
                         role=role,
                         member=made.email.apply(lambda email: f"serviceAccount:{email}"),

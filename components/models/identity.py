@@ -48,6 +48,13 @@ def _role(value: str) -> str:
     return value
 
 
+def _once(key: str, values: list[str]) -> None:
+    """Each entry once: the stack makes one grant per entry."""
+    for value in values:
+        if values.count(value) > 1:
+            raise at(key, f"'{value}' is listed twice: list it once")
+
+
 PolicyArn = Annotated[str, AfterValidator(_policy_arn)]
 RoleArn = Annotated[str, AfterValidator(_role_arn)]
 GoogleServiceAccount = Annotated[str, AfterValidator(_gsa)]
@@ -66,6 +73,7 @@ class AwsIdentitySpec(Spec):
 
     @model_validator(mode="after")
     def _one(self) -> AwsIdentitySpec:
+        _once("policies", self.policies)
         if bool(self.policies) == bool(self.role_arn):
             raise ValueError(
                 "give either policies (the stack makes a role with them) or roleArn (your own role), not "
@@ -86,6 +94,7 @@ class GcpIdentitySpec(Spec):
 
     @model_validator(mode="after")
     def _one(self) -> GcpIdentitySpec:
+        _once("roles", self.roles)
         if bool(self.roles) == bool(self.service_account):
             raise ValueError(
                 "give either roles (the stack makes a Google service account with them) or serviceAccount (your "

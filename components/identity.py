@@ -180,3 +180,32 @@ def service_account_key(account: ServiceAccountSpec) -> str:
 def resource_name(prefix: str, account: ServiceAccountSpec) -> str:
     """The stable Pulumi name of a service account's cloud resources."""
     return f"{prefix}-{account.namespace}-{account.name}"
+
+
+def describe(account: ServiceAccountSpec, cluster: ClusterSpec) -> str:
+    """One service account for render's summary: where it is and the cloud identity its pods get."""
+    where = f"{account.namespace}/{account.name}"
+    link = google_link(account, cluster)
+    if link is not None:
+        made = (
+            f"made with {_count(len(account.gcp.roles), 'project role')}"
+            if account.gcp and link.account_id
+            else "yours"
+        )
+        return f"{where} as {link.email} ({_CLOUD['gcp']}; {made})"
+    if account.aws is not None and cluster.provider == "aws":
+        role = account.aws.role_arn or f"a role made with {_count(len(account.aws.policies), 'policy')}"
+        return f"{where} as {role} ({_CLOUD['aws']})"
+    return f"{where} ({'annotated' if account.annotations else 'no cloud identity'})"
+
+
+def summary(config: StackConfig) -> str | None:
+    """render's line of the declared service accounts; None when there are none."""
+    if not config.service_accounts:
+        return None
+    return "service accounts: " + ", ".join(describe(a, config.cluster) for a in config.service_accounts)
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"

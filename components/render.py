@@ -124,6 +124,9 @@ class Rendered:
             lines.append("made at deploy time, once the file systems and buckets exist: " + ", ".join(later))
         if keys:
             lines.append("made at deploy time, each fabric check's ssh key pair: " + ", ".join(keys))
+        accounts = identity.summary(self.stack.config)
+        if accounts:
+            lines.append(accounts)
         lines += monitoring.summary(self.stack)
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         elsewhere = "" if self.stack.config.addons.install else " to install elsewhere (addons.install: false)"

@@ -210,3 +210,22 @@ def test_render_warns_once_per_undeclared_service_account_and_not_for_declared_o
         f"service account training/cluster-made (jobs {jobs[0]['name']}, {jobs[1]['name']}) is not in "
         "serviceAccounts: it must exist on the cluster before they run, or declare it there so the stack makes it"
     ]
+
+
+def test_render_says_which_cloud_identity_each_service_account_gets() -> None:
+    raw = {**stack_file("Pulumi.prod.yaml")}
+    raw["serviceAccounts"] = [
+        {"name": "trainer", "aws": {"policies": [READ_S3]}},
+        {"name": "loader", "namespace": "etl", "aws": {"roleArn": "arn:aws:iam::123456789012:role/loader"}},
+        {"name": "plain"},
+    ]
+    (line,) = [x for x in render(resolve_raw(raw)).summary().splitlines() if x.startswith("service accounts:")]
+    assert line == (
+        "service accounts: training/trainer as a role made with 1 policy (EKS Pod Identity), "
+        "etl/loader as arn:aws:iam::123456789012:role/loader (EKS Pod Identity), training/plain (no cloud identity)"
+    )
+    gke = {**stack_file("Pulumi.gke.yaml"), "serviceAccounts": [{"name": "t", "gcp": {"roles": ["roles/viewer"]}}]}
+    (line,) = [x for x in render(resolve_raw(gke)).summary().splitlines() if x.startswith("service accounts:")]
+    assert "training/t as train-gke-training-t@example-ml-project.iam.gserviceaccount.com" in line
+    assert "made with 1 project role" in line
+    assert not [x for x in render(resolve_raw(dev())).summary().splitlines() if x.startswith("service accounts")]

@@ -62,13 +62,26 @@ class TrainingJob(pulumi.ComponentResource):
         super().__init__(TOKEN, name, {}, opts)
         self._name = name
         self._upstream = inherited(opts)
-        job = _spec(name, spec, fields)
-        if any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue, storage)):
+        env = _env_output(spec, fields)
+        if env is not None:
+            # Another language's program sends an env holding a secret as one secret Output: the job is read once
+            # it resolves, its text values sealed. Its outputs hold no value of env, so they are not secret.
+            def build(args: list[Any]) -> tuple[int, list[str], str]:
+                job = _spec(name, spec, {**fields, "env": _seal_all(args[0])})
+                return self._build(job, *args[1:])
+
+            built = pulumi.Output.all(env, pool, scheduler, queue, storage).apply(build)
+            self.world_size = pulumi.Output.unsecret(built.apply(lambda b: b[0]))
+            self.objects = pulumi.Output.unsecret(built.apply(lambda b: b[1]))
+            self.workload = pulumi.Output.unsecret(built.apply(lambda b: b[2]))
+        elif any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue, storage)):
+            job = _spec(name, spec, fields)
             built = pulumi.Output.all(pool, scheduler, queue, storage).apply(lambda args: self._build(job, *args))
             self.world_size = built.apply(lambda b: b[0])
             self.objects = built.apply(lambda b: b[1])
             self.workload = built.apply(lambda b: b[2])
         else:
+            job = _spec(name, spec, fields)
             world_size, objects, workload = self._build(job, pool, scheduler, queue, storage)  # type: ignore[arg-type]
             self.world_size = pulumi.Output.from_input(world_size)
             self.objects = pulumi.Output.from_input(objects)
@@ -127,13 +140,23 @@ def _sealed(data: dict[str, Any]) -> dict[str, Any]:
     """The job's config with each Output among its env values (a secret, or any value known only at deploy) sealed:
     it becomes a Pulumi secret in the job's own Secret."""
     env = data.get("env")
-    if isinstance(env, pulumi.Output):
-        raise as_pulumi_error(
-            ConfigError(Issue("env", "give env as a mapping, with an Output (pulumi.secret) as any of its values"))
-        )
     if isinstance(env, Mapping) and any(isinstance(v, pulumi.Output) for v in env.values()):
         data["env"] = {k: Sealed(v) if isinstance(v, pulumi.Output) else v for k, v in env.items()}
     return data
+
+
+def _env_output(spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> pulumi.Output | None:
+    """The job's env when it is given as one Output (as the plugin receives an env holding a secret); else None."""
+    env = fields.get("env", spec.get("env") if isinstance(spec, Mapping) else None)
+    return env if isinstance(env, pulumi.Output) else None
+
+
+def _seal_all(env: Any) -> Any:
+    """An env that came as one Output, each text value sealed: which of them was the secret is not known, so each
+    is kept in the job's Secret. References to Secrets and ConfigMaps stay as they are."""
+    if not isinstance(env, Mapping):
+        return env
+    return {k: v if isinstance(v, Mapping) else Sealed(v) for k, v in env.items()}
 
 
 def _env_secret(job: JobPlan) -> dict[str, Any] | None:

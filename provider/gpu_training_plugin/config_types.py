@@ -1336,7 +1336,7 @@ topology prefers one domain of its finest level below the host."""
 may take to write. Default: none."""
     scratch: NotRequired[ScratchSpec]
     """Node-local scratch space for each worker. Default: none."""
-    env: NotRequired[dict[str, Any]]
+    env: NotRequired[dict[str, pulumi.Input[Any]]]
     """Extra environment; overrides the fabric's and NCCL settings. A value is text, a key of a Secret or
 ConfigMap ({secretKeyRef: {name, key}}, {configMapKeyRef: {name, key}}) or a Pulumi secret, which the stack
 keeps in a Secret of its own. Default: none."""

@@ -41,6 +41,7 @@ def test_training_job_inputs_and_outputs(served: dict[str, Any]) -> None:
     assert inputs["elastic"]["$ref"] == "#/types/gpu-training:index:ElasticSpec"
     # Text, {secretKeyRef: ...}, {configMapKeyRef: ...} or a secret: the models validate what the schema cannot say.
     assert inputs["env"]["additionalProperties"]["$ref"] == "pulumi.json#/Any"
+    assert "plain" not in inputs["env"]["additionalProperties"], "a value may be a secret Output of the caller"
     assert inputs["envFrom"]["items"]["$ref"] == "#/types/gpu-training:index:EnvFromSpec"
     assert inputs["deepspeed"]["$ref"] == "#/types/gpu-training:index:DeepSpeedSpec"
     # The pool, scheduler and queue may come from another stack: inputs, not plain values.

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Discriminator, Tag, ValidationError
 
-from components import yamlio
+from components import sealing, yamlio
 from components.errors import ConfigError, Issue, join_path
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
 from components.models.base import split_at
-
-_SECRET = "[secret]"
+from components.models.envsource import Sealed
 
 
 def load_stack_file(path: str | Path) -> StackConfig:
@@ -97,8 +96,8 @@ def parse_stack(
 ) -> StackConfig:
     """A StackConfig from config keys (camelCase, as Pulumi config gives them); ConfigError otherwise."""
     lines = lines if lines is not None else {}
+    issues: list[Issue] = sealing.misplaced(raw.get("jobs"))
     data = _unwrap_secrets(dict(raw))
-    issues: list[Issue] = []
     known = StackConfig.config_keys()
     names = set(known) | set(StackConfig.model_fields)
     for key in [k for k in data if k not in names]:
@@ -217,12 +216,27 @@ def _config_path(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[str
                 i += 1
             else:
                 current = field.annotation
+        elif (member := _tagged(current, item)) is not None:
+            current = member  # a tagged union's tag (`env` values) is no key the user wrote
         else:
             parts.append(item)
             args = typing.get_args(kind)
             current = args[-1] if args else None
         i += 1
     return parts, owner
+
+
+def _tagged(annotation: Any, tag: Any) -> Any:
+    """The member of a union tagged by a Discriminator that `tag` names; None when `annotation` is no such union."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return None
+    union, *meta = typing.get_args(annotation)
+    if not any(isinstance(m, Discriminator) for m in meta):
+        return None
+    for member in typing.get_args(union):
+        if any(isinstance(m, Tag) and m.tag == tag for m in typing.get_args(member)[1:]):
+            return member
+    return None
 
 
 def _strip(annotation: Any) -> Any:
@@ -241,10 +255,11 @@ def _strip(annotation: Any) -> Any:
 
 
 def _unwrap_secrets(value: Any) -> Any:
-    """Replace Pulumi `{secure: ...}` values (unreadable offline) with a placeholder string."""
+    """Replace Pulumi `{secure: ...}` values (unreadable offline) with a secret of unknown value, which reads as
+    "[secret]" where text is expected."""
     if isinstance(value, dict):
         if set(value) == {"secure"}:
-            return _SECRET
+            return Sealed()
         return {k: _unwrap_secrets(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_unwrap_secrets(v) for v in value]

@@ -16,7 +16,7 @@ from components.addons.storage import S3_CSI_ADDON
 from components.errors import ConfigError
 from components.fabric import bandwidth, min_nccl, profile
 from components.fabriccheck import home_namespace
-from components.manifests import fabriccheck, platform
+from components.manifests import envsecret, fabriccheck, platform
 from components.manifests.failure import node_fault
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import choose_runtime
@@ -127,6 +127,9 @@ class Rendered:
         accounts = identity.summary(self.stack.config)
         if accounts:
             lines.append(accounts)
+        sealed = [found for p in self.stack.jobs if (found := envsecret.made_at_deploy(p))]
+        if sealed:
+            lines.append("made at deploy time, each job's Pulumi secrets (not in these files): " + ", ".join(sealed))
         lines += monitoring.summary(self.stack)
         installs = [r.name for r in self.addons.remotes] + [r.name for r in self.addons.releases]
         elsewhere = "" if self.stack.config.addons.install else " to install elsewhere (addons.install: false)"

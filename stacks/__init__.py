@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from pulumi.runtime.config import is_config_secret
 
 from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import CONFIG_NAMESPACE, StackConfig
 from components.platform import Platform
+from components.sealing import seal_jobs
 from components.validation import Stack, resolve_raw
 
 
@@ -24,8 +26,11 @@ def load() -> Stack:
         if value is not None:
             raw[name] = value
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
-    lines = read_stack_file(source)[1] if source.is_file() else {}
+    file_raw, lines = read_stack_file(source) if source.is_file() else (None, {})
     try:
+        # A job's secure env values arrive here in plaintext: sealed as Pulumi secrets before anything reads them.
+        secret = is_config_secret(f"{CONFIG_NAMESPACE}:jobs")
+        raw = seal_jobs(raw, file_raw, pulumi.Output.secret, jobs_secret=secret)
         return resolve_raw(raw, source=source.name, lines=lines)
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None

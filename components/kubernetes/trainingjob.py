@@ -9,12 +9,13 @@ import pulumi
 from pydantic import ValidationError
 
 from components.config import parse_job, validation_issues
-from components.errors import ConfigError
+from components.errors import ConfigError, Issue
 from components.kubernetes.dependencies import combine, inherited
 from components.kubernetes.objects import as_pulumi_error, kube_object
-from components.manifests import trainingjob
+from components.manifests import envsecret, trainingjob
 from components.manifests.meta import key
 from components.manifests.plan import JobPlan, SchedulerKind, plan
+from components.models.envsource import SECRET_WAYS, Sealed
 from components.models.job import TrainingJobSpec
 from components.models.storage import VolumeSpec
 from components.pool import Pool
@@ -61,13 +62,26 @@ class TrainingJob(pulumi.ComponentResource):
         super().__init__(TOKEN, name, {}, opts)
         self._name = name
         self._upstream = inherited(opts)
-        job = _spec(name, spec, fields)
-        if any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue, storage)):
+        env = _env_output(spec, fields)
+        if env is not None:
+            # Another language's program sends an env holding a secret as one secret Output: the job is read once
+            # it resolves, its text values sealed. Its outputs hold no value of env, so they are not secret.
+            def build(args: list[Any]) -> tuple[int, list[str], str]:
+                job = _spec(name, spec, {**fields, "env": _seal_all(args[0])})
+                return self._build(job, *args[1:])
+
+            built = pulumi.Output.all(env, pool, scheduler, queue, storage).apply(build)
+            self.world_size = pulumi.Output.unsecret(built.apply(lambda b: b[0]))
+            self.objects = pulumi.Output.unsecret(built.apply(lambda b: b[1]))
+            self.workload = pulumi.Output.unsecret(built.apply(lambda b: b[2]))
+        elif any(isinstance(v, pulumi.Output) for v in (pool, scheduler, queue, storage)):
+            job = _spec(name, spec, fields)
             built = pulumi.Output.all(pool, scheduler, queue, storage).apply(lambda args: self._build(job, *args))
             self.world_size = built.apply(lambda b: b[0])
             self.objects = built.apply(lambda b: b[1])
             self.workload = built.apply(lambda b: b[2])
         else:
+            job = _spec(name, spec, fields)
             world_size, objects, workload = self._build(job, pool, scheduler, queue, storage)  # type: ignore[arg-type]
             self.world_size = pulumi.Output.from_input(world_size)
             self.objects = pulumi.Output.from_input(objects)
@@ -96,6 +110,10 @@ class TrainingJob(pulumi.ComponentResource):
         # Children wait for what the component waits for (namespace, claims, operators): a
         # component's depends_on does not hold back resources created inside it.
         supporting: list[pulumi.Resource] = []
+        secret = _env_secret(self.plan)
+        if secret is not None:
+            child = pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream))
+            supporting.append(kube_object(f"{self._name}-env-secret", secret, child))
         for obj in manifests[:-1]:
             child = pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream))
             supporting.append(kube_object(f"{self._name}-{obj['kind'].lower()}", obj, child))
@@ -105,16 +123,64 @@ class TrainingJob(pulumi.ComponentResource):
             workload,
             pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream, supporting)),
         )
-        return self.plan.world_size, [key(o) for o in manifests], key(workload)
+        made = [secret, *manifests] if secret is not None else manifests
+        return self.plan.world_size, [key(o) for o in made], key(workload)
 
 
 def _spec(name: str, spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> TrainingJobSpec:
     try:
         if isinstance(spec, TrainingJobSpec):
-            return parse_job({**spec.to_config(), **fields}) if fields else spec
-        return parse_job({"name": name, **(spec or {}), **fields})
+            return parse_job(_sealed({**spec.model_dump(by_alias=True), **fields})) if fields else spec
+        return parse_job(_sealed({"name": name, **(spec or {}), **fields}))
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
+
+
+def _sealed(data: dict[str, Any]) -> dict[str, Any]:
+    """The job's config with each Output among its env values (a secret, or any value known only at deploy) sealed:
+    it becomes a Pulumi secret in the job's own Secret."""
+    env = data.get("env")
+    if isinstance(env, Mapping) and any(isinstance(v, pulumi.Output) for v in env.values()):
+        data["env"] = {k: Sealed(v) if isinstance(v, pulumi.Output) else v for k, v in env.items()}
+    return data
+
+
+def _env_output(spec: TrainingJobSpec | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> pulumi.Output | None:
+    """The job's env when it is given as one Output (as the plugin receives an env holding a secret); else None."""
+    env = fields.get("env", spec.get("env") if isinstance(spec, Mapping) else None)
+    return env if isinstance(env, pulumi.Output) else None
+
+
+def _seal_all(env: Any) -> Any:
+    """An env that came as one Output, each text value sealed: which of them was the secret is not known, so each
+    is kept in the job's Secret. References to Secrets and ConfigMaps stay as they are."""
+    if not isinstance(env, Mapping):
+        return env
+    return {k: v if isinstance(v, Mapping) else Sealed(v) for k, v in env.items()}
+
+
+def _env_secret(job: JobPlan) -> dict[str, Any] | None:
+    """The job's Secret of Pulumi secrets, its values secret Outputs (so state holds only their ciphertext); None
+    when the job has none."""
+    values = job.spec.secret_env
+    if not values:
+        return None
+    unknown = [name for name, value in values.items() if value.value is None]
+    if unknown:
+        raise as_pulumi_error(
+            ConfigError(
+                [
+                    Issue(f"env.{n}", "is a Pulumi secret whose value this program was not given: " + SECRET_WAYS)
+                    for n in unknown
+                ]
+            )
+        )
+    data = {name: pulumi.Output.secret(value.value).apply(_encode) for name, value in values.items()}
+    return envsecret.env_secret(job, data)
+
+
+def _encode(value: Any) -> str:
+    return envsecret.encode(str(value))
 
 
 def _volumes(storage: Sequence[VolumeSpec | Mapping[str, Any]] | None) -> list[VolumeSpec]:

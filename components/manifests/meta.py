@@ -33,14 +33,15 @@ def job_labels(job: str) -> dict[str, str]:
     return {INSTANCE_LABEL: job}
 
 
-def volume_name(claim: str) -> str:
-    """The pod volume of a claim: `claim-<name>`, distinct for distinct claims and from the job's own volumes."""
+def volume_name(claim: str, kind: str = "claim") -> str:
+    """The pod volume of a claim (or a Secret or ConfigMap, by `kind`): `claim-<name>`, distinct for distinct
+    objects and from the job's own volumes."""
     base = re.sub(r"[^a-z0-9-]", "-", claim)
-    if base == claim and len(base) <= 57:
-        return f"claim-{base}"
+    if base == claim and len(base) <= 62 - len(kind):
+        return f"{kind}-{base}"
     # Dots were replaced or the name was cut: a digest of the claim keeps names apart.
     digest = hashlib.sha256(claim.encode()).hexdigest()[:8]
-    return f"claim-{base[:48].strip('-')}-{digest}"
+    return f"{kind}-{base[: 53 - len(kind)].strip('-')}-{digest}"
 
 
 def key(obj: dict[str, Any]) -> str:

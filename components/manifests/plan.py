@@ -11,6 +11,7 @@ from components import nvlink, quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
+from components.models.envsource import EnvSource
 from components.models.job import CHECKPOINT_ENV, TrainingJobSpec
 from components.models.storage import VolumeSpec
 from components.pool import Pool
@@ -61,7 +62,8 @@ class JobPlan:
     nodes: int
     gpus_per_node: int
     shm_size: str
-    env: dict[str, str]
+    env: dict[str, str | EnvSource]
+    """Text, or a value the pods read from a Secret or ConfigMap (the job's own Secret for Pulumi secrets)."""
     restart_policy: str
     requests: dict[str, str]
     """cpu and memory of each worker: the job's, else its share of a known machine; empty when neither."""
@@ -346,6 +348,7 @@ def job_issues(
     # env overrides nccl, so the value the pod gets is env's when both set it.
     from_env = "NCCL_SOCKET_IFNAME" in spec.env
     ifname = spec.env.get("NCCL_SOCKET_IFNAME") or spec.nccl_env.get("NCCL_SOCKET_IFNAME")
+    ifname = ifname if isinstance(ifname, str) else None  # read from a Secret or ConfigMap: unknown here
     where = f"{p}env.NCCL_SOCKET_IFNAME" if from_env else f"{p}nccl.socketIfname"
     multus = MULTUS_ANNOTATION in fabric.annotations
     attached = [i for i in fabric.interfaces if i != PRIMARY_INTERFACE] if multus else []

@@ -7,7 +7,7 @@ from typing import Any
 
 from components import nvlink, quantity
 from components.allocatable import GPU_RESOURCE
-from components.manifests import storage
+from components.manifests import envsecret, storage
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
 from components.manifests.serviceaccount import pod_service_account
@@ -49,9 +49,10 @@ def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, str]
     return False
 
 
-def env_list(env: dict[str, str]) -> list[dict[str, Any]]:
-    """An env map as a container's env list, in order."""
-    return [{"name": name, "value": value} for name, value in env.items()]
+def env_list(env: Mapping[str, Any], job: str = "") -> list[dict[str, Any]]:
+    """An env map as a container's env list, in order; values from Secrets and ConfigMaps (and `job`'s own Secret
+    of Pulumi secrets) as valueFrom."""
+    return [envsecret.env_var(name, value, job) for name, value in env.items()]
 
 
 def worker_resources(plan: JobPlan) -> dict[str, str]:
@@ -90,7 +91,8 @@ def job_volumes(plan: JobPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any
     if spec.scratch is not None:
         mounts.append({"name": SCRATCH_VOLUME, "mountPath": spec.scratch.mount_path})
         volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {"sizeLimit": spec.scratch.size}})
-    return volumes, mounts
+    files, file_mounts = envsecret.file_volumes(spec)
+    return [*volumes, *files], [*mounts, *file_mounts]
 
 
 def worker_template(
@@ -121,7 +123,9 @@ def worker_template(
         body["command"] = command
     if args:
         body["args"] = args
-    body["env"] = [*(extra_env or []), *env_list(plan.env)]
+    body["env"] = [*(extra_env or []), *env_list(plan.env, plan.name)]
+    if spec.env_from:
+        body["envFrom"] = envsecret.env_from(spec)
     body["resources"] = {"limits": dict(resources), "requests": dict(resources)}
     if plan.claims:
         body["resources"]["claims"] = [{"name": c["name"]} for c in plan.claims]
@@ -141,6 +145,8 @@ def worker_template(
         pod["initContainers"] = [dict(s) for s in plan.fabric.sidecars]
     pod["containers"] = [body]
     pod["volumes"] = volumes
+    if spec.image_pull_secrets:
+        pod["imagePullSecrets"] = envsecret.image_pull_secrets(spec)
     if plan.claims:
         pod["resourceClaims"] = [dict(c) for c in plan.claims]
     if plan.one_domain and plan.compute_domain:
@@ -179,16 +185,14 @@ def launcher_template(plan: JobPlan, *, container: str, command: list[str], args
     pod: dict[str, Any] = {}
     _scheduling(plan, pod)
     pod_service_account(pod, plan.spec.service_account)
-    pod["containers"] = [
-        {
-            "name": container,
-            "image": plan.spec.image,
-            "command": command,
-            "args": args,
-            "env": env_list(plan.env),
-            "resources": {"requests": quantity.quantities(LAUNCHER_REQUESTS)},
-        }
-    ]
+    body: dict[str, Any] = {"name": container, "image": plan.spec.image, "command": command, "args": args}
+    body["env"] = env_list(plan.env, plan.name)
+    if plan.spec.env_from:
+        body["envFrom"] = envsecret.env_from(plan.spec)
+    body["resources"] = {"requests": quantity.quantities(LAUNCHER_REQUESTS)}
+    pod["containers"] = [body]
+    if plan.spec.image_pull_secrets:
+        pod["imagePullSecrets"] = envsecret.image_pull_secrets(plan.spec)
     return {"metadata": {"labels": {INSTANCE_LABEL: plan.name, ROLE_LABEL: "launcher"}}, "spec": pod}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from components.manifests import gang
+from components.manifests import envsecret, gang
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.mpijob import mpirun_args
 from components.manifests.plan import JobPlan
@@ -43,7 +43,7 @@ def trainjob(job: JobPlan, choice: RuntimeChoice | None = None) -> dict[str, Any
     }
     env = {name: value for name, value in job.env.items() if base.env.get(name) != value}
     if env:
-        trainer["env"] = env_list(env)
+        trainer["env"] = env_list(env, job.name)
     spec: dict[str, Any] = {"runtimeRef": dict(choice.ref), "trainer": trainer}
     patch = _patch(job, base, [NODE] if runtime == "torch" else [NODE, LAUNCHER])
     if patch:
@@ -80,7 +80,7 @@ def _command(job: JobPlan, runtime: str) -> list[str]:
 
 
 def _patch(job: JobPlan, base: JobPlan, replicated_jobs: list[str]) -> dict[str, Any]:
-    """The job's own part of its pods: its label, volumes, /dev/shm size, placement and queue."""
+    """The job's own part of its pods: its label, volumes, pull secrets, /dev/shm size, placement and queue."""
     volumes, mounts = job_volumes(job)
     if job.shm_size != base.shm_size:
         volumes.insert(0, shm_volume(job.shm_size))
@@ -90,6 +90,8 @@ def _patch(job: JobPlan, base: JobPlan, replicated_jobs: list[str]) -> dict[str,
         pod_meta["annotations"] = annotations
     pod_spec: dict[str, Any] = {}
     pod_service_account(pod_spec, job.spec.service_account)
+    if job.spec.image_pull_secrets:
+        pod_spec["imagePullSecrets"] = envsecret.image_pull_secrets(job.spec)
     if volumes:
         pod_spec["volumes"] = volumes
     if mounts:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from components.models.base import DnsLabel, EnvValue, JobName, ObjectName, Quantity, Spec, at
+from components.models.envsource import EnvEntry, EnvFromSpec, EnvSource, SecretEnv
 
 Launcher = Literal["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
 """pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service) |
@@ -16,6 +17,12 @@ Runtime = Literal["torch", "deepspeed", "mpi"]
 """The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun)."""
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_ENV_FROM_REFUSED = {
+    "mpi": "mpirun hands the ranks only the variables it is told by name (-x NAME), and a Secret's keys are not "
+    "known when the job is made: list each one in env as {secretKeyRef: {name, key}}",
+    "trainjob": "a TrainJob has no envFrom (Kubeflow Trainer v2.3 takes env only, in trainer.env and its runtime "
+    "patches): list each key in env as {secretKeyRef: {name, key}}",
+}
 
 
 class ElasticSpec(Spec):
@@ -65,16 +72,33 @@ class ResourcesSpec(Spec):
 
 
 class VolumeMountSpec(Spec):
-    """A claim mounted into every worker."""
+    """A claim, Secret or ConfigMap mounted into every worker."""
 
-    claim: ObjectName
-    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required."""
+    claim: ObjectName | None = None
+    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required unless secret or
+    configMap is set."""
+    secret: ObjectName | None = None
+    """A Secret of the job's namespace, each key a file, mounted read-only. Required unless claim or configMap is
+    set."""
+    config_map: ObjectName | None = None
+    """A ConfigMap of the job's namespace, each key a file, mounted read-only. Required unless claim or secret is
+    set."""
     mount_path: str = Field(pattern=r"^/")
     """Where it is mounted, an absolute path. Required."""
     read_only: bool = False
     """Mount read-only. Default: false."""
     sub_path: str | None = None
     """Mount only this path inside the volume. Default: the whole volume."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> VolumeMountSpec:
+        named = [k for k, v in (("claim", self.claim), ("secret", self.secret), ("configMap", self.config_map)) if v]
+        if len(named) != 1:
+            raise ValueError(
+                "name what to mount, one of: {claim: NAME} (a declared volume), {secret: NAME} or {configMap: NAME}"
+                + (f" (got {' and '.join(named)})" if named else "")
+            )
+        return self
 
 
 CHECKPOINT_ENV = "CHECKPOINT_DIR"
@@ -180,8 +204,16 @@ class TrainingJobSpec(Spec):
     may take to write. Default: none."""
     scratch: ScratchSpec | None = None
     """Node-local scratch space for each worker. Default: none."""
-    env: dict[str, EnvValue] = Field(default_factory=dict)
-    """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
+    env: dict[str, EnvEntry] = Field(default_factory=dict)
+    """Extra environment; overrides the fabric's and NCCL settings. A value is text, a key of a Secret or
+    ConfigMap ({secretKeyRef: {name, key}}, {configMapKeyRef: {name, key}}) or a Pulumi secret, which the stack
+    keeps in a Secret of its own. Default: none."""
+    env_from: list[EnvFromSpec] = Field(default_factory=list)
+    """Every key of a Secret or ConfigMap as environment: [{secretRef: NAME}, {configMapRef: NAME, prefix: P_}].
+    Default: none."""
+    image_pull_secrets: list[ObjectName] = Field(default_factory=list)
+    """Secrets (kubernetes.io/dockerconfigjson) of the job's namespace that every pod pulls its image with.
+    Default: none."""
     nccl: dict[str, EnvValue] = Field(default_factory=dict)
     """NCCL settings overriding the fabric's, as `debug: INFO` (NCCL_DEBUG) or `NCCL_BUFFSIZE: ...`.
     Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
@@ -203,7 +235,7 @@ class TrainingJobSpec(Spec):
 
     @field_validator("env")
     @classmethod
-    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+    def _env_names(cls, value: dict[str, str | EnvSource]) -> dict[str, str | EnvSource]:
         for key in value:
             if not _ENV_NAME.match(key):
                 raise ValueError(f"'{key}' is not a valid environment variable name")
@@ -226,6 +258,8 @@ class TrainingJobSpec(Spec):
                 "maxRestarts",
                 f"restarts torchrun's ranks in place: the pytorch and indexed launchers, not '{self.launcher}'",
             )
+        if self.env_from and self.launcher in ("mpi", "trainjob"):
+            raise at("envFrom", _ENV_FROM_REFUSED[self.launcher])
         if self.elastic is not None:
             if self.launcher != "pytorch":
                 raise at("elastic", f"elastic training needs the pytorch launcher, not '{self.launcher}'")
@@ -239,7 +273,7 @@ class TrainingJobSpec(Spec):
                     f"and elastic.maxNodes ({self.elastic.max_nodes})",
                 )
         self._checkpoint_mount()
-        mounts = [v.mount_path for v in self.mounts]
+        mounts = [v.mount_path for v in [*self.mounts, *self.file_mounts]]
         if self.deepspeed is not None:
             mounts.append(self.deepspeed.mount_path)
         if self.scratch is not None:
@@ -278,6 +312,16 @@ class TrainingJobSpec(Spec):
         return next(((i, m) for i, m in enumerate(self.volumes) if m.claim == self.checkpoint.claim), None)
 
     @property
+    def file_mounts(self) -> list[VolumeMountSpec]:
+        """The Secrets and ConfigMaps `volumes` mounts."""
+        return [v for v in self.volumes if v.claim is None]
+
+    @property
+    def secret_env(self) -> dict[str, SecretEnv]:
+        """The env values given as Pulumi secrets, which the stack keeps in a Secret of its own."""
+        return {name: value for name, value in self.env.items() if isinstance(value, SecretEnv)}
+
+    @property
     def checkpoint_mount(self) -> VolumeMountSpec | None:
         """Where the checkpoint claim is mounted: its mount in `volumes`, or one of its own."""
         if self.checkpoint is None:
@@ -293,9 +337,10 @@ class TrainingJobSpec(Spec):
     def mounts(self) -> list[VolumeMountSpec]:
         """Every claim mount of the job: `volumes`, and the checkpoint claim's when `volumes` lacks it."""
         own = self.checkpoint_mount
+        claims = [v for v in self.volumes if v.claim is not None]
         if own is None or self._listed_checkpoint_mount() is not None:
-            return list(self.volumes)
-        return [*self.volumes, own]
+            return claims
+        return [*claims, own]
 
     @property
     def checkpoint_dir(self) -> str | None:

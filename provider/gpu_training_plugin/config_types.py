@@ -1149,11 +1149,18 @@ class ResourcesSpec(TypedDict):
 
 
 class VolumeMountSpec(TypedDict):
-    """A claim mounted into every worker."""
+    """A claim, Secret or ConfigMap mounted into every worker."""
 
     # from components.models.job.VolumeMountSpec
-    claim: str
-    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required."""
+    claim: NotRequired[str]
+    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required unless secret or
+configMap is set."""
+    secret: NotRequired[str]
+    """A Secret of the job's namespace, each key a file, mounted read-only. Required unless claim or configMap is
+set."""
+    config_map: NotRequired[str]
+    """A ConfigMap of the job's namespace, each key a file, mounted read-only. Required unless claim or secret is
+set."""
     mount_path: str
     """Where it is mounted, an absolute path. Required."""
     read_only: NotRequired[bool]
@@ -1190,6 +1197,20 @@ class ScratchSpec(TypedDict):
     """How much each worker may write, e.g. 500Gi; requested as ephemeral storage. Required."""
     mount_path: NotRequired[str]
     """Where it is mounted. Default: /scratch."""
+
+
+class EnvFromSpec(TypedDict):
+    """Every key of a Secret or ConfigMap as environment variables."""
+
+    # from components.models.envsource.EnvFromSpec
+    secret_ref: NotRequired[str]
+    """The Secret. Required unless configMapRef is set."""
+    config_map_ref: NotRequired[str]
+    """The ConfigMap. Required unless secretRef is set."""
+    prefix: NotRequired[str]
+    """Put before each key's name, e.g. HF_. Default: none."""
+    optional: NotRequired[bool]
+    """Start the pods without it when it is missing. Default: false."""
 
 
 class DeepSpeedSpec(TypedDict):
@@ -1251,8 +1272,16 @@ topology prefers one domain of its finest level below the host."""
 may take to write. Default: none."""
     scratch: NotRequired[ScratchSpec]
     """Node-local scratch space for each worker. Default: none."""
-    env: NotRequired[dict[str, str]]
-    """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
+    env: NotRequired[dict[str, Any]]
+    """Extra environment; overrides the fabric's and NCCL settings. A value is text, a key of a Secret or
+ConfigMap ({secretKeyRef: {name, key}}, {configMapKeyRef: {name, key}}) or a Pulumi secret, which the stack
+keeps in a Secret of its own. Default: none."""
+    env_from: NotRequired[list[EnvFromSpec]]
+    """Every key of a Secret or ConfigMap as environment: [{secretRef: NAME}, {configMapRef: NAME, prefix: P_}].
+Default: none."""
+    image_pull_secrets: NotRequired[list[str]]
+    """Secrets (kubernetes.io/dockerconfigjson) of the job's namespace that every pod pulls its image with.
+Default: none."""
     nccl: NotRequired[dict[str, str]]
     """NCCL settings overriding the fabric's, as `debug: INFO` (NCCL_DEBUG) or `NCCL_BUFFSIZE: ...`.
 Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
@@ -1355,8 +1384,16 @@ topology prefers one domain of its finest level below the host."""
 may take to write. Default: none."""
     scratch: NotRequired[ScratchSpec]
     """Node-local scratch space for each worker. Default: none."""
-    env: NotRequired[dict[str, str]]
-    """Extra environment; overrides the fabric's and NCCL settings. Default: none."""
+    env: NotRequired[dict[str, pulumi.Input[Any]]]
+    """Extra environment; overrides the fabric's and NCCL settings. A value is text, a key of a Secret or
+ConfigMap ({secretKeyRef: {name, key}}, {configMapKeyRef: {name, key}}) or a Pulumi secret, which the stack
+keeps in a Secret of its own. Default: none."""
+    env_from: NotRequired[list[EnvFromSpec]]
+    """Every key of a Secret or ConfigMap as environment: [{secretRef: NAME}, {configMapRef: NAME, prefix: P_}].
+Default: none."""
+    image_pull_secrets: NotRequired[list[str]]
+    """Secrets (kubernetes.io/dockerconfigjson) of the job's namespace that every pod pulls its image with.
+Default: none."""
     nccl: NotRequired[dict[str, str]]
     """NCCL settings overriding the fabric's, as `debug: INFO` (NCCL_DEBUG) or `NCCL_BUFFSIZE: ...`.
 Default: none (NCCL_DEBUG=WARN plus the fabric's)."""

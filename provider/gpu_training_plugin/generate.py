@@ -382,6 +382,8 @@ def generate() -> str:
             args.fields.append(
                 _Field(f.key, f.annotation, False, "Job name, a DNS-1035 label. Default: the resource name.")
             )
+        elif f.key == "env":  # a value may be a secret of the caller's program, which becomes the job's own Secret
+            args.fields.append(_Field(f.key, "dict[str, pulumi.Input[Any]]", f.required, f.doc))
         else:
             args.fields.append(f)
     for key, annotation, doc in TRAINING_JOB_EXTRAS:

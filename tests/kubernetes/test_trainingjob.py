@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pulumi
 import pytest
 
@@ -10,7 +12,7 @@ from components.kubernetes.objects import StackConfigError
 from components.manifests import trainingjob
 from components.manifests.plan import plan
 from tests.support.factories import job, pool, with_trainer
-from tests.support.pulumi_mocks import RecordingMonitor, run
+from tests.support.pulumi_mocks import SECRET_SIG, RecordingMonitor, run
 
 LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
 
@@ -174,3 +176,32 @@ def test_a_bad_declared_volume_names_its_place_in_storage(pulumi_mocks: Recordin
                 "train", job(), pool=pool("tcpxo"), storage=[{"name": "d", "backend": "gcs", "bucket": "Bad_Name"}]
             )
         )
+
+
+def test_a_secret_output_in_env_becomes_the_jobs_own_secret_held_as_a_secret(pulumi_mocks: RecordingMonitor) -> None:
+    token = "hf_programSecretValue0123456789"
+    spec = {"image": "registry.example.com/t:v1", "command": ["train.py"], "nodes": 2, "launcher": "indexed"}
+
+    def program() -> pulumi.Output:
+        component = TrainingJob("tune", spec, env={"HF_TOKEN": pulumi.Output.secret(token), "A": "1"}, pool=pool())
+        return component.objects
+
+    objects: list = []
+    run(lambda: program().apply(objects.extend))
+    secret = pulumi_mocks.named("tune-env-secret")
+    assert secret.type == "kubernetes:core/v1:Secret"
+    assert secret.inputs["metadata"]["name"] == "tune-env"
+    data = secret.inputs["data"]
+    assert SECRET_SIG in data, "the Secret's data is a secret Output: the state holds its ciphertext"
+    assert base64.b64decode(data["value"]["HF_TOKEN"]).decode() == token
+    workload = pulumi_mocks.named("tune-job")
+    assert secret.urn in workload.dependencies, "the pods start once their Secret exists"
+    env = {e["name"]: e for e in workload.inputs["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "tune-env", "key": "HF_TOKEN"}}
+    assert token not in repr([r.inputs for r in pulumi_mocks.registrations if r is not secret])
+    assert "Secret/training/tune-env" in objects
+
+
+def test_a_pulumi_secret_the_program_was_not_given_is_a_clean_error(pulumi_mocks: RecordingMonitor) -> None:
+    with pytest.raises(StackConfigError, match=r"env.HF_TOKEN: is a Pulumi secret whose value this program"):
+        run(lambda: TrainingJob("t", job(env={"HF_TOKEN": {"secure": "v1:abc"}}), pool=pool()))

@@ -13,7 +13,7 @@ from google.protobuf import json_format
 from components.kubernetes.trainingjob import TrainingJob
 from components.validation import resolve_file
 from tests.provider.plugin import REPO, construct
-from tests.support.pulumi_mocks import RecordingMonitor, run
+from tests.support.pulumi_mocks import SECRET_SIG, RecordingMonitor, run
 
 JOB = {
     "image": "registry.example.com/training:v2.0",
@@ -93,3 +93,23 @@ def test_the_callers_kubernetes_provider_reaches_every_object(pulumi_mocks: Reco
     objects = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")]
     assert {r.type for r in objects} >= {"kubernetes:kubeflow.org/v1:PyTorchJob"}
     assert all(r.provider == ref for r in objects), [(r.type, r.provider) for r in objects]
+
+
+def test_a_secret_env_value_from_another_language_becomes_the_jobs_own_secret(pulumi_mocks: RecordingMonitor) -> None:
+    """`env: {HF_TOKEN: pulumi.secret(...)}` in TypeScript: the engine sends the value wrapped as a secret."""
+    token = "hf_fromAnotherLanguage0123456789"
+    pool = resolve_file(REPO / "Pulumi.dev.yaml").pools["h100"]
+    wrapped = {SECRET_SIG: "1b47061264138c4ac30d75fd1eb44270", "value": token}
+    env = {"HF_TOKEN": wrapped, "EPOCHS": "3", "WANDB_API_KEY": {"secretKeyRef": {"name": "wandb", "key": "k"}}}
+    response = _construct(pulumi_mocks, {**JOB, "env": env, "pool": pool.to_config()})
+    assert json_format.MessageToDict(response.state)["workload"] == "PyTorchJob/training/llama", "not secret"
+    secret = pulumi_mocks.named("llama-env-secret")
+    assert SECRET_SIG in secret.inputs["data"], "kept a secret"
+    workload = pulumi_mocks.named("llama-pytorchjob")
+    master = workload.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in master["env"]}
+    assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "llama-env", "key": "HF_TOKEN"}
+    # The engine sends the env holding a secret as one secret: every text value of it is kept in the Secret.
+    assert env["EPOCHS"]["valueFrom"]["secretKeyRef"] == {"name": "llama-env", "key": "EPOCHS"}
+    assert env["WANDB_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "wandb", "key": "k"}
+    assert token not in repr([r.inputs for r in pulumi_mocks.registrations if r is not secret])

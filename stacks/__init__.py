@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from pulumi.runtime.config import is_config_secret
 
 from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import CONFIG_NAMESPACE, StackConfig
+from components.plaintext import secure_paths
 from components.platform import Platform
 from components.validation import Stack, resolve_raw
 
@@ -24,9 +26,15 @@ def load() -> Stack:
         if value is not None:
             raw[name] = value
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
-    lines = read_stack_file(source)[1] if source.is_file() else {}
+    stated, lines = read_stack_file(source) if source.is_file() else ({}, {})
+    # Pulumi hands the program its secrets decrypted: which values were secrets, the stack file says (`secure:`),
+    # or, for a key it lacks (from an environment), the engine's list of secret keys.
+    secure = {
+        *secure_paths(stated),
+        *(k for k in raw if k not in stated and is_config_secret(f"{CONFIG_NAMESPACE}:{k}")),
+    }
     try:
-        return resolve_raw(raw, source=source.name, lines=lines)
+        return resolve_raw(raw, source=source.name, lines=lines, secure=secure)
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
 

@@ -180,3 +180,30 @@ def test_the_program_takes_secrets_the_engine_decrypted_and_refuses_plain_ones(
     found = str(caught.value).splitlines()
     assert [m.split(": ")[1] for m in found] == ["jobs[0].env.HF_TOKEN", "cluster.kubeconfig"]
     assert all(m.startswith("Pulumi.x.yaml:") for m in found)
+
+
+def _config_keys(model: Any, seen: set[Any]) -> set[str]:
+    """Every key the config models define, at any depth."""
+    import typing
+
+    from pydantic import BaseModel
+
+    keys: set[str] = set()
+    for inner in typing.get_args(model):
+        keys |= _config_keys(inner, seen)
+    if isinstance(model, type) and issubclass(model, BaseModel) and model not in seen:
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            keys |= {field.alias or name, *_config_keys(field.annotation, seen)}
+    return keys
+
+
+def test_no_config_key_is_named_as_a_credential_unless_it_is_a_secret_key() -> None:
+    from components.credentials import is_credential_name
+    from components.models import StackConfig
+    from components.plaintext import SECRET_KEYS
+
+    keys = _config_keys(StackConfig, set())
+    assert len(keys) > 100
+    # A new key such as `apiToken` would have every plain value refused by its name: declare it in SECRET_KEYS.
+    assert {k for k in keys if is_credential_name(k)} <= {p.rsplit(".", 1)[-1] for p in SECRET_KEYS}

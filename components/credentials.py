@@ -27,6 +27,8 @@ class Shape:
 
 _START = r"(?<![A-Za-z0-9_-])"
 """A token starts where no word character or dash precedes it."""
+_MIXED = r"(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])"
+"""Random characters hold upper and lower case letters; a name someone wrote (`sk-learn-...`) seldom does."""
 
 # Formats as their issuers document them, read 2026-11-27.
 SHAPES: tuple[Shape, ...] = (
@@ -38,7 +40,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "a Hugging Face token",
-        re.compile(_START + r"hf_[A-Za-z0-9]{30,}"),
+        re.compile(_START + r"hf_" + _MIXED + r"[A-Za-z0-9]{30,}"),
         "https://huggingface.co/docs/hub/security-tokens (User Access Tokens, `hf_` and 34 letters and digits)",
     ),
     Shape(
@@ -62,7 +64,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "an OpenAI or Anthropic API key",
-        re.compile(_START + r"sk-(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}"),
+        re.compile(_START + r"sk-" + _MIXED + r"[A-Za-z0-9_-]{32,}"),
         "https://platform.openai.com/docs/api-reference/authentication (sk-, sk-proj-) and "
         "https://docs.anthropic.com/en/api/overview (sk-ant-api03-)",
     ),

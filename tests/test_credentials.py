@@ -18,9 +18,11 @@ B64URL = ALNUM + "-_"
 
 
 def _body(alphabet: str, least: int, most: int) -> st.SearchStrategy[str]:
-    """A random token body that is no placeholder (not one repeated character, no `example`)."""
+    """A random token body: no placeholder (not one repeated character, no `example`), and with every class of
+    character (lower, upper, digit) its alphabet has, as random text of its length does."""
+    classes = [c for c in (string.ascii_lowercase, string.ascii_uppercase, string.digits) if set(c) & set(alphabet)]
     return st.text(alphabet, min_size=least, max_size=most).filter(
-        lambda s: len(set(s)) > 3 and "example" not in s.lower() and any(c.isdigit() for c in s)
+        lambda s: len(set(s)) > 3 and "example" not in s.lower() and all(set(c) & set(s) for c in classes)
     )
 
 
@@ -151,6 +153,13 @@ def _spellings(name: str) -> list[str]:
     lower = name.lower()
     camel = lower.split("_")[0] + "".join(w.title() for w in lower.split("_")[1:])
     return [name, lower, f"--{lower.replace('_', '-')}", f"--{lower}", camel]
+
+
+@pytest.mark.parametrize(
+    "value", ["/models/sk-learn-baseline-2024-09-01-checkpoint-final", "hf_llama3finetunedcheckpointversiontwo"]
+)
+def test_a_name_someone_wrote_is_no_token(value: str) -> None:
+    assert shape(value) is None
 
 
 @pytest.mark.parametrize("name", CREDENTIAL_NAMES)

@@ -56,12 +56,15 @@ def _env_name(label: str) -> str:
 
 
 _REACH = "which render writes into the manifests and Pulumi into its state"
+_NOT_SECRET = "this field is not secret (render writes it as it is): keep credentials out of it"
+_READ_ABOVE = {"env", "nccl", "command", "deepspeed"}
+"""A job's fields read for what they hold (names, flags, files); the others are read as plain fields."""
 _STACK_FILE = "in the stack file, which is shared and committed"
 
 
 def _job(job: TrainingJobSpec, base: str) -> Iterator[tuple[str, Verdict, str]]:
-    """Each credential of a job's env, NCCL settings, command, DeepSpeed config and image: its path, the verdict
-    and the fix."""
+    """Each credential of a job's env, NCCL settings, command, DeepSpeed config and other fields (its image, its
+    paths): its path, the verdict and the fix."""
     for name, value in job.env.items():
         if isinstance(value, str) and (verdict := judge(name, value)) is not None:
             yield f"{base}.env.{name}", verdict, _env_fix(base, name)
@@ -86,8 +89,10 @@ def _job(job: TrainingJobSpec, base: str) -> Iterator[tuple[str, Verdict, str]]:
                     f"the program in its environment: {_env_fix(base, '<NAME>')}"
                 )
                 yield path, verdict, fix
-    if (verdict := judge(None, job.image)) is not None:
-        yield f"{base}.image", verdict, "an image reference is not secret: pull with imagePullSecrets instead"
+    rest = job.model_dump(by_alias=True, exclude_defaults=True, exclude=_READ_ABOVE)
+    for path, key, value in _strings(rest, base):
+        if (verdict := judge(key, value)) is not None:
+            yield path, verdict, _NOT_SECRET
 
 
 def _strings(value: Any, path: str, key: str | None = None) -> Iterator[tuple[str, str | None, str]]:
@@ -116,8 +121,7 @@ def _findings(config: StackConfig, secure: Collection[str]) -> Iterator[tuple[st
                 )
                 yield path, Verdict("error", f"{SECRET_KEYS[path]} in plain text {_STACK_FILE}"), fix
         elif (verdict := judge(key, value)) is not None:
-            fix = "this field is not secret (render writes it as it is): keep credentials out of it"
-            yield path, verdict, fix
+            yield path, verdict, _NOT_SECRET
 
 
 def issues(config: StackConfig, secure: Collection[str] = ()) -> list[Issue]:

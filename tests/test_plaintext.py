@@ -207,3 +207,12 @@ def test_no_config_key_is_named_as_a_credential_unless_it_is_a_secret_key() -> N
     assert len(keys) > 100
     # A new key such as `apiToken` would have every plain value refused by its name: declare it in SECRET_KEYS.
     assert {k for k in keys if is_credential_name(k)} <= {p.rsplit(".", 1)[-1] for p in SECRET_KEYS}
+
+
+def test_a_jobs_other_fields_are_read_for_a_format(tmp_path: Path) -> None:
+    def edit(config: dict[str, Any]) -> None:
+        job(config)["image"] = "registry.example.com/training:v2.0"
+        job(config)["scratch"] = {"size": "100Gi", "mountPath": "/scratch/" + TOKEN}
+
+    message = refused(stack_file(tmp_path, edit))[0]  # the leak first
+    assert "jobs[0].scratch.mountPath: a Hugging Face token in plain text" in message and "not secret" in message

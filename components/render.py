@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import identity, images, nvlink, provisioning, repair
+from components import identity, images, nvlink, plaintext, provisioning, repair
 from components.addons.mirror import CHART_IMAGES
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
@@ -159,11 +159,13 @@ class Rendered:
 
     def warnings(self) -> list[str]:
         """What the stack renders but will not do as well as asked: checkpoints over their time budget, charts whose
-        images the registry mirror does not reach, service accounts the jobs name that the stack does not make."""
+        images the registry mirror does not reach, service accounts the jobs name that the stack does not make,
+        placeholders where a credential goes."""
         found = [
             f"images.registryMirror does not reach the images of add-on {name}: {why}"
             for name, why in self.addons.unmirrored.items()
         ]
+        found += plaintext.warnings(self.stack.config)
         for plan in self.stack.jobs:
             estimate = checkpoint(self.stack, plan)
             if estimate is not None and estimate.over:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import ChainMap, Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, identity, nodecheck, overhead, provisioning, repair
+from components import fabriccheck, identity, nodecheck, overhead, plaintext, provisioning, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -73,8 +73,9 @@ class Stack:
         return any(p.fabric in ("infiniband", "roce") for p in self.pools.values())
 
 
-def resolve(config: StackConfig) -> Stack:
-    """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue."""
+def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
+    """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue. `secure`: the
+    config paths given as Pulumi secrets, whose values are not plain text whatever they hold."""
     cluster = config.cluster
     region = getattr(cluster, "region", None)
     labelled = config.runs_gpu_operator
@@ -88,6 +89,7 @@ def resolve(config: StackConfig) -> Stack:
         kubernetes_version=cluster.kubernetes_version,
     )
     pools = {name: _with_platform(config, pool) for name, pool in pools.items()}
+    issues = [*plaintext.issues(config, secure), *issues]  # a leaked credential first
     issues += _topology(config)
     issues += _volcano_topologies(config, pools)
     issues += _aws_zones(config)
@@ -334,13 +336,15 @@ def resolve_raw(
     source: str | None = None,
     lines: Mapping[str, int] | None = None,
     base_dir: Path | None = None,
+    secure: Collection[str] = (),
 ) -> Stack:
-    """The validated stack of raw config keys; errors name `source` and the line when given."""
+    """The validated stack of raw config keys; errors name `source` and the line when given. `secure`: config paths
+    the stack file gives as Pulumi secrets where `raw` holds them decrypted (a Pulumi program's config)."""
     # Lines that parse_stack adds (job files) stay here; `lines` itself is read only when an error needs a line.
     lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
-        return resolve(config)
+        return resolve(config, {*plaintext.secure_paths(raw), *secure})
     except ConfigError as exc:
         raise (exc.located(source, lines) if source else exc) from None
 

@@ -12,6 +12,7 @@ from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import CONFIG_NAMESPACE, StackConfig
+from components.plaintext import secure_paths
 from components.platform import Platform
 from components.sealing import seal_jobs
 from components.validation import Stack, resolve_raw
@@ -27,11 +28,18 @@ def load() -> Stack:
             raw[name] = value
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
     file_raw, lines = read_stack_file(source) if source.is_file() else (None, {})
+    stated = file_raw or {}
+    # Pulumi hands the program its secrets decrypted: which values were secrets, the stack file says (`secure:`),
+    # or, for a key it lacks (from an environment), the engine's list of secret keys.
+    secure = {
+        *secure_paths(stated),
+        *(k for k in raw if k not in stated and is_config_secret(f"{CONFIG_NAMESPACE}:{k}")),
+    }
     try:
         # A job's secure env values arrive here in plaintext: sealed as Pulumi secrets before anything reads them.
         secret = is_config_secret(f"{CONFIG_NAMESPACE}:jobs")
         raw = seal_jobs(raw, file_raw, pulumi.Output.secret, jobs_secret=secret)
-        return resolve_raw(raw, source=source.name, lines=lines)
+        return resolve_raw(raw, source=source.name, lines=lines, secure=secure)
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
 

@@ -9,6 +9,7 @@ from components.rules import (
     attachment,
     checkpoints,
     cloud,
+    credentials,
     documents,
     environment,
     nvlink,
@@ -30,6 +31,7 @@ RULES: tuple[Rule, ...] = (
     *documents.RULES,
     *cloud.RULES,
     *recovery.RULES,
+    *credentials.RULES,
 )
 """Every rule, by id order of definition."""
 

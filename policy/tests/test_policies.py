@@ -479,3 +479,24 @@ def test_a_gpu_node_group_without_a_health_agent_is_reported_as_advice() -> None
     agent = resource("aws:eks/addon:Addon", {"addonName": "eks-node-monitoring-agent"}, "agent")
     repaired = resource("aws:eks/nodeGroup:NodeGroup", {**group, "nodeRepairConfig": {"enabled": True}}, "p5")
     assert violations("gpu-pool-health-agent", [agent, repaired]) == []
+
+
+def test_a_literal_credential_blocks_a_preview_and_the_stacks_own_secrets_pass() -> None:
+    token = "hf_" + "aB3dE5gH7jK9mN1p" + "Q2rS4tU6vW8xY0zA2c"  # of parts: no token literal in the repository
+    bad = copy.deepcopy(BAD_JOB)
+    bad["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "HF_TOKEN", "value": token},
+        {"name": "WANDB_API_KEY", "value": "0123abcd4567efgh"},
+    ]
+    (found,) = violations("literal-credentials", [kube(bad)])
+    assert found[0].startswith("Job/training/bad: pod/t: env HF_TOKEN: a Hugging Face token in plain text")
+    assert found[1] and found[1].endswith("::bad") and token[4:] not in found[0]
+    (advice,) = [m for m, _ in violations(gpu_policies.ADVICE, [kube(bad)]) if "literal-credentials" in m]
+    assert "WANDB_API_KEY" in advice
+    owned = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "hf", "namespace": "training"}}
+    owned["stringData"] = {"token": token}  # a Secret the stack makes from a Pulumi secret: the provider keeps it
+    referenced = copy.deepcopy(BAD_JOB)
+    referenced["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}
+    ]
+    assert violations("literal-credentials", [kube(owned), kube(referenced)]) == []

@@ -109,6 +109,14 @@ def _shell_variable_in_env(obj: dict[str, Any]) -> None:
     _set_env(obj, "DATA_DIR", "$HOME/data")
 
 
+FAKE_TOKEN = "hf_" + "aB3dE5gH7jK9mN1p" + "Q2rS4tU6vW8xY0zA2c"
+"""A Hugging Face token's shape (made of parts: no token literal sits in the repository for a scanner to find)."""
+
+
+def _token_in_env(obj: dict[str, Any]) -> None:
+    _set_env(obj, "HF_TOKEN", FAKE_TOKEN)
+
+
 def _checkpoints_in_the_container(obj: dict[str, Any]) -> None:
     _container(obj)["args"] += ["--output_dir", "/workspace/out"]
 
@@ -140,6 +148,7 @@ WORKLOAD_CASES: dict[str, tuple[Mutation, Settings]] = {
     "processes-per-node": (_more_ranks_than_gpus, Settings()),
     "node-count": (_wrong_node_count, Settings()),
     "env-references": (_shell_variable_in_env, Settings()),
+    "literal-credentials": (_token_in_env, Settings()),
     "checkpoint-path": (_checkpoints_in_the_container, Settings()),
     "nccl-socket-interface": (_nccl_on_eth0, Settings()),
     "rdma-devices": (_rdma_without_device, Settings()),
@@ -311,6 +320,10 @@ def _trainer_env(trainjob: dict[str, Any], name: str, value: str) -> None:
     env[:] = [e for e in env if e["name"] != name] + [{"name": name, "value": value}]
 
 
+def _trainer_token_in_env(trainjob: dict[str, Any]) -> None:
+    _trainer_env(trainjob, "HF_TOKEN", FAKE_TOKEN)
+
+
 def _runtime_no_tolerations(runtime: dict[str, Any]) -> None:
     del _node_pod(runtime)["spec"]["tolerations"]
 
@@ -375,6 +388,7 @@ TRAINJOB_CASES: dict[str, tuple[str, Mutation, Settings]] = {
     "job-robustness": (RUNTIME, _runtime_no_restarts, Settings()),
     "nccl-debug-production": (TRAINJOB, _trainer_debug_info, Settings(production=True)),
     "fabric-attached": (RUNTIME, _runtime_no_fabric_network, Settings()),
+    "literal-credentials": (TRAINJOB, _trainer_token_in_env, Settings()),
 }
 """Per rule, the object of a TrainJob's (its runtime or itself) that one change breaks, and the settings."""
 

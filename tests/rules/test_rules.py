@@ -252,6 +252,7 @@ GENERAL_RULES = {
     "privileged-containers",
     "unverified-nodes",
     "nvlink-karpenter",
+    "literal-credentials",
     *CLOUD_CASES,
 }
 """The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage;

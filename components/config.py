@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from components import yamlio
+from components import yamlio, yamlstrict
 from components.errors import ConfigError, Issue, join_path
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
 from components.models.base import split_at
@@ -32,8 +32,8 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], LineIndex]:
     asked, which only an error does)."""
     if not path.is_file():
         raise ConfigError(f"no such stack file: {path} (run from the project folder, or pass --config FILE)")
-    text = path.read_text(encoding="utf-8")
-    document, _ = _parse_yaml(text, str(path))
+    text = read_text(path)
+    document, _ = _parse_yaml(text, str(path), stack_file=True)
     if document is None:
         document = {}
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
@@ -270,7 +270,7 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: MutableMapping[str, int]
             issues.append(Issue(f"jobs[{index}]", f"no such job file: {item} (paths are relative to the stack file)"))
             continue
         try:
-            loaded, _ = _parse_yaml(file.read_text(encoding="utf-8"), str(file))
+            loaded, _ = _parse_yaml(read_text(file), str(file))
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue
@@ -280,10 +280,22 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: MutableMapping[str, int]
     return out, issues
 
 
-def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
-    """The document and its node tree (whose marks give the lines); ConfigError naming the line."""
+def read_text(path: Path) -> str:
+    """A YAML file's text; ConfigError naming the line of the first byte that is not UTF-8."""
     try:
-        return yamlio.load_with_nodes(text)
+        text = yamlstrict.decode(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(Issue("", f"cannot be read: {exc.strerror or exc}", str(path))) from None
+    if isinstance(text, yamlstrict.NotText):
+        raise ConfigError(Issue("", f"the file {text}", str(path), None if text.binary else text.line))
+    return text
+
+
+def _parse_yaml(text: str, source: str, *, stack_file: bool = False) -> tuple[Any, yaml.Node | None]:
+    """The document and its node tree (whose marks give the lines); ConfigError naming the line. A key stated
+    twice or aliases that multiply the document are refused, as the Pulumi CLI refuses them."""
+    try:
+        node = yamlio.compose(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -292,6 +304,49 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
         raise ConfigError(Issue("", f"YAML syntax error{column}: {problem}", source, line)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(Issue("", f"YAML error: {exc}", source)) from None
+    except RecursionError:
+        raise ConfigError(Issue("", "YAML nested too deeply to read", source)) from None
+    anchor = yamlstrict.excessive_aliasing(node) if "*" in text else None  # no alias without a `*`
+    if anchor is not None:
+        raise ConfigError(
+            Issue(
+                "",
+                f"the YAML aliases of the anchor at line {anchor.line + 1} expand the document far past what is "
+                "written (an alias bomb?); the Pulumi CLI refuses it too ('document contains excessive aliasing'): "
+                "write the values out, or alias only small mappings with `<<: *name`",
+                source,
+                anchor.line + 1,
+            )
+        )
+    doubled = yamlstrict.duplicate_keys(node)
+    if doubled:
+        raise ConfigError(_duplicate_issue(d, source, stack_file=stack_file) for d in doubled)
+    try:
+        return yamlio.construct(node), node
+    except yaml.YAMLError as exc:
+        raise ConfigError(Issue("", f"YAML error: {exc}", source)) from None
+    except RecursionError:
+        raise ConfigError(Issue("", "YAML nested too deeply to read", source)) from None
+
+
+def _duplicate_issue(duplicate: yamlstrict.Duplicate, source: str, *, stack_file: bool) -> Issue:
+    """A key stated twice, at the config path it would have had (`jobs[0].nodes`) when it is in the stack's
+    namespace."""
+    parts: tuple[str | int, ...] = (*duplicate.path, duplicate.key)
+    if stack_file and len(parts) >= 2 and parts[0] == "config":
+        namespace, _, name = str(parts[1]).partition(":")
+        if namespace == CONFIG_NAMESPACE and name:
+            parts = (name, *parts[2:])
+    where = (
+        f"twice on line {duplicate.first}"
+        if duplicate.first == duplicate.second
+        else f"twice (lines {duplicate.first} and {duplicate.second})"
+    )
+    message = (
+        f"'{duplicate.key}' is stated {where}: YAML would keep only "
+        "the second value and the Pulumi CLI refuses the file; state it once, merging the two"
+    )
+    return Issue(join_path(*parts), message, source, duplicate.second)
 
 
 def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:

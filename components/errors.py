@@ -34,8 +34,11 @@ class ConfigError(ValueError):
         super().__init__("\n".join(str(i) for i in self.issues))
 
     def located(self, source: str, lines: Mapping[str, int]) -> ConfigError:
-        """The same issues, each annotated with the file and the line of its path when known."""
-        return ConfigError(Issue(i.path, i.message, source, _line_of(i.path, lines)) for i in self.issues)
+        """The same issues, each annotated with the file and the line of its path when known (an issue already
+        located, in a job file, keeps its place)."""
+        return ConfigError(
+            i if i.source else Issue(i.path, i.message, source, _line_of(i.path, lines)) for i in self.issues
+        )
 
 
 def _line_of(path: str, lines: Mapping[str, int]) -> int | None:

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from components import yamlio, yamlstrict
-from components.errors import ConfigError, Issue, join_path
+from components.errors import ConfigError, Issue, did_you_mean, join_path
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
 from components.models.base import split_at
 
@@ -33,17 +33,84 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], LineIndex]:
     if not path.is_file():
         raise ConfigError(f"no such stack file: {path} (run from the project folder, or pass --config FILE)")
     text = read_text(path)
-    document, _ = _parse_yaml(text, str(path), stack_file=True)
+    document, node = _parse_yaml(text, str(path), stack_file=True)
     if document is None:
         document = {}
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
         raise ConfigError(Issue("config", "a stack file is a mapping with a `config:` mapping inside", str(path), 1))
     raw: dict[str, Any] = {}
     for key, value in (document.get("config") or {}).items():
-        namespace, _, name = str(key).partition(":")
-        if namespace == CONFIG_NAMESPACE and name:
+        name = config_name(key)
+        if name is not None:
             raw[name] = value
+    misplaced = _misplaced(document, node, raw)
+    if misplaced:
+        raise ConfigError(Issue(i.path, i.message, str(path), i.line) for i in misplaced)
     return raw, LineIndex(text)
+
+
+def config_name(key: Any) -> str | None:
+    """The name of a stack file's config key in the gpu-training namespace (`cluster` of `gpu-training:cluster`),
+    or None. A key without a namespace is the project's: Pulumi reads `cluster:` as `gpu-training:cluster`."""
+    namespace, colon, name = str(key).partition(":")
+    if not colon:
+        return namespace or None
+    return name if namespace == CONFIG_NAMESPACE and name else None
+
+
+def _misplaced(document: dict[Any, Any], node: yaml.Node | None, raw: Mapping[str, Any]) -> list[Issue]:
+    """Keys meant for the stack that Pulumi would not give it: under a misspelt namespace (`gpu-trainng:cluster`),
+    stated both bare and namespaced, or outside `config:` (which Pulumi ignores)."""
+    issues: list[Issue] = []
+    config = _child(node, "config")
+    lines = {str(k.value): k.start_mark.line + 1 for k, _ in (config.value if config is not None else [])}
+    named: dict[str, str] = {}
+    for key in document.get("config") or {}:
+        namespace, colon, name = str(key).partition(":")
+        if colon and namespace != CONFIG_NAMESPACE and difflib.get_close_matches(namespace, [CONFIG_NAMESPACE]):
+            issues.append(
+                Issue(
+                    f"config.{key}",
+                    f"unknown namespace '{namespace}' (this stack reads only {CONFIG_NAMESPACE}:<key>); did you mean "
+                    f"'{CONFIG_NAMESPACE}:{name}'?",
+                    line=lines.get(str(key)),
+                )
+            )
+        name = config_name(key)
+        if name is not None and name in named:
+            issues.append(
+                Issue(
+                    name,
+                    f"stated twice, as '{named[name]}' and '{key}' (lines {lines.get(named[name])} and "
+                    f"{lines.get(str(key))}): Pulumi keeps one silently; state it once",
+                    line=lines.get(str(key)),
+                )
+            )
+        elif name is not None:
+            named[name] = str(key)
+    known = StackConfig.config_keys()
+    outside = [str(k) for k in document if k != "config" and config_name(k) in known]
+    if "cluster" not in raw and outside:
+        top = {str(k.value): k.start_mark.line + 1 for k, _ in node.value} if isinstance(node, yaml.MappingNode) else {}
+        issues.append(
+            Issue(
+                "config",
+                f"the stack's keys are not under `config:` (found at the top level: {', '.join(outside[:5])}), "
+                "and Pulumi reads only what is under it: indent them under a `config:` line",
+                line=top.get(outside[0]),
+            )
+        )
+    elif not raw and not issues:
+        found = ", ".join(str(k) for k in list(document.get("config") or {})[:5]) or "nothing"
+        issues.append(
+            Issue(
+                "cluster",
+                f"is required, and the stack file's config has no {CONFIG_NAMESPACE} keys (found: {found}): this "
+                f"stack's keys are {CONFIG_NAMESPACE}:<key>, such as {CONFIG_NAMESPACE}:cluster",
+                line=config.start_mark.line + 1 if config is not None else None,
+            )
+        )
+    return issues
 
 
 class LineIndex(MutableMapping[str, int]):
@@ -61,8 +128,8 @@ class LineIndex(MutableMapping[str, int]):
             config_node = _child(yamlio.compose(self._text), "config")
             if config_node is not None:
                 for key_node, value_node in config_node.value:
-                    namespace, _, name = str(key_node.value).partition(":")
-                    if namespace == CONFIG_NAMESPACE and name:
+                    name = config_name(key_node.value)
+                    if name is not None:
                         lines[name] = key_node.start_mark.line + 1
                         _index_lines(value_node, name, lines)
             self._lines = {**lines, **self._lines}
@@ -171,9 +238,7 @@ def _show(value: Any) -> str:
 
 
 def _unknown_key(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1)
-    hint = f"did you mean '{close[0]}'? " if close else ""
-    return f"unknown key '{key}'; {hint}valid keys here: {', '.join(known)}"
+    return f"unknown key '{key}'; {did_you_mean(key, known)}valid keys here: {', '.join(known)}"
 
 
 def _aliases(model: type[BaseModel]) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """The Pulumi CLI and offline reading agree on which stack files can be read: a key stated twice (at the top or
 inside a job), an alias bomb and a byte that is not UTF-8 are refused by both; anchors and merge keys a user
-writes are read by both, to the same values."""
+writes, and keys without a namespace (the project's), are read by both, to the same values."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ MERGED = MINIMAL.replace(
 FILES: dict[str, tuple[bytes, bool]] = {
     "plain": (MINIMAL.encode(), True),
     "anchors-and-merge-keys": (MERGED.encode(), True),
+    "bare-keys": (MINIMAL.replace("gpu-training:cluster", "cluster").encode(), True),
     "jobs-twice": ((MINIMAL + "  gpu-training:jobs: []\n").encode(), False),
     "key-twice-in-a-job": (MINIMAL.replace("nodes: 2}", "nodes: 2, nodes: 4}").encode(), False),
     "key-twice-outside-the-namespace": ((MINIMAL + "  aws:region: a\n  aws:region: b\n").encode(), False),
@@ -41,7 +42,7 @@ def _pulumi_config(project_env: dict[str, str], folder: Path, text: bytes) -> di
         command = ["pulumi", *args, "--non-interactive"]
         return subprocess.run(command, cwd=folder, env=project_env, capture_output=True, text=True, check=False)
 
-    (folder / "Pulumi.yaml").write_text("name: reading\nruntime: yaml\n")
+    (folder / "Pulumi.yaml").write_text(f"name: {CONFIG_NAMESPACE}\nruntime: yaml\n")  # the project's name
     assert cli("stack", "init", "dev").returncode == 0
     (folder / "Pulumi.dev.yaml").write_bytes(text)
     done = cli("config", "--json", "-s", "dev")

@@ -67,7 +67,11 @@ def _misplaced(document: dict[Any, Any], node: yaml.Node | None, raw: Mapping[st
     named: dict[str, str] = {}
     for key in document.get("config") or {}:
         namespace, colon, name = str(key).partition(":")
-        if colon and namespace != CONFIG_NAMESPACE and difflib.get_close_matches(namespace, [CONFIG_NAMESPACE]):
+        if (
+            colon
+            and namespace != CONFIG_NAMESPACE
+            and difflib.get_close_matches(namespace, [CONFIG_NAMESPACE], cutoff=0.85)
+        ):
             issues.append(
                 Issue(
                     f"config.{key}",

@@ -2,8 +2,13 @@
 do not multiply the document. PyYAML keeps a repeated key's last value and expands any alias bomb; the Pulumi
 CLI (gopkg.in/yaml.v3 v3.0.1, decode.go) refuses both, so offline reading refuses them too, saying where.
 
-Pure: node trees and bytes in, findings out; tests/test_yamlstrict.py and the engine tier hold the two readers to
-the same verdicts.
+Aliases are limited, not refused: the Pulumi CLI reads anchors and merge keys (`<<: *defaults` across jobs is a
+fair way to write a stack), so refusing them would turn away stack files `pulumi up` takes. What it refuses, a
+document whose size comes almost wholly from expanding aliases, is refused here by the same rule, before anything
+is expanded.
+
+Pure: node trees and bytes in, findings out; tests/test_yamlstrict.py and the engine tier
+(tests/engine/test_stack_file_reading.py) hold the two readers to the same verdicts.
 """
 
 from __future__ import annotations

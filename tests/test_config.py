@@ -395,3 +395,9 @@ def test_bare_keys_are_the_projects_as_pulumi_reads_them(tmp_path: Path) -> None
     assert load_stack_file(path).cluster.name == "train"
     (issue,) = _stack_file_error(tmp_path, text + "  gpu-training:cluster: {provider: existing, name: x}\n").issues
     assert issue.path == "cluster" and "stated twice, as 'cluster' and 'gpu-training:cluster'" in issue.message
+
+
+def test_other_namespaces_near_the_stacks_are_not_taken_for_typos(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.ok.yaml"
+    path.write_text(MINIMAL_AWS.read_text() + "  gpu-training-policy:production: true\n  training:x: 1\n")
+    assert load_stack_file(path).cluster.name == "train"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -172,8 +174,10 @@ def parse_stack(
     issues: list[Issue] = []
     known = StackConfig.config_keys()
     names = set(known) | set(StackConfig.model_fields)
+    misspelt: dict[str, str] = {}
     for key in [k for k in data if k not in names]:
         issues.append(Issue(key, _unknown_key(key, known)))
+        misspelt.update((meant, key) for meant in difflib.get_close_matches(key, known, n=1))
         del data[key]
     if "jobs" in data:
         data["jobs"], job_issues = _expand_job_files(data["jobs"], base_dir or Path.cwd(), lines)
@@ -181,7 +185,7 @@ def parse_stack(
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
-        issues.extend(validation_issues(exc, StackConfig))
+        issues.extend(_after_misspellings(validation_issues(exc, StackConfig), misspelt))
     else:
         if not issues:
             return config
@@ -198,8 +202,10 @@ def parse_job(data: Mapping[str, Any], *, path: str = "") -> TrainingJobSpec:
 
 
 def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> list[Issue]:
-    """pydantic's errors as config issues, each with its config path and a readable message."""
+    """pydantic's errors as config issues, each with its config path and a readable message. A required key's
+    absence is an echo of a misspelling of it beside it (`regin` for `region`), which names the fix."""
     issues: list[Issue] = []
+    misspelt: dict[str, str] = {}  # the config path meant -> the misspelt key's path
     for error in exc.errors(include_url=False):
         parts, owner = _config_path(model, tuple(error["loc"]))
         path = join_path(prefix, *parts)
@@ -213,6 +219,9 @@ def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str 
         elif kind == "extra_forbidden":
             known = _aliases(owner) if owner is not None else ()
             message = _unknown_key(str(parts[-1]) if parts else "", known)
+            meant = difflib.get_close_matches(str(parts[-1]), known, n=1) if parts else []
+            if meant:
+                misspelt[join_path(prefix, *parts[:-1], meant[0])] = path
         elif kind == "missing":
             message = "is required" + _describe(owner, parts)
         elif kind == "union_tag_invalid":
@@ -232,7 +241,15 @@ def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str 
         else:
             message = f"{message.replace('Input should be', 'must be')} (got {_show(value)})"
         issues.append(Issue(path, message))
-    return issues
+    return _after_misspellings(issues, misspelt)
+
+
+def _after_misspellings(issues: list[Issue], misspelt: Mapping[str, str]) -> list[Issue]:
+    """The issues, each "is required" of a key misspelt beside it marked as that misspelling's echo."""
+    return [
+        replace(i, after=(misspelt[i.path],)) if i.path in misspelt and i.message.startswith("is required") else i
+        for i in issues
+    ]
 
 
 def _show(value: Any) -> str:
@@ -249,12 +266,15 @@ def _aliases(model: type[BaseModel]) -> tuple[str, ...]:
     return tuple(field.alias or name for name, field in model.model_fields.items())
 
 
+_FIRST_SENTENCE = re.compile(r"(?<!e\.g)(?<!i\.e)\. ")
+
+
 def _describe(owner: type[BaseModel] | None, parts: list[str | int]) -> str:
     if owner is None or not parts:
         return ""
     for name, field in owner.model_fields.items():
         if parts[-1] in (name, field.alias) and field.description:
-            return f": {field.description.split('. ')[0].rstrip('.')}"
+            return f": {_FIRST_SENTENCE.split(field.description)[0].rstrip('.')}"
     return ""
 
 

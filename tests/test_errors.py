@@ -77,3 +77,26 @@ def test_only_issues_whose_inputs_have_an_issue_are_dropped(specs: list[tuple[st
         )
         assert (issue not in kept) == echoed
     assert all(not i.after for i in issues) <= (kept == tuple(issues))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path", "meant"),
+    [
+        ("region: us-east-1}", "regin: us-east-1}", "cluster.regin", "region"),
+        ("gpu-training:cluster", "gpu-training:clustr", "clustr", "cluster"),
+    ],
+    ids=["nested", "top-level"],
+)
+def test_a_misspelt_required_key_is_one_error_not_two(
+    tmp_path: Path, old: str, new: str, path: str, meant: str
+) -> None:
+    """ "region: is required" beside "unknown key 'regin'; did you mean 'region'?" is the same mistake twice."""
+    text = (Path(__file__).resolve().parents[1] / "examples/minimal/Pulumi.aws.yaml").read_text().replace(old, new)
+    (only,) = issues_of(tmp_path, text)
+    assert only.startswith(f"{path}: unknown key '{path.rsplit('.', maxsplit=1)[-1]}'; did you mean '{meant}'?")
+
+
+def test_a_required_key_left_out_says_what_it_is_whole(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[1] / "examples/minimal/Pulumi.aws.yaml").read_text()
+    (only,) = issues_of(tmp_path, text.replace(", region: us-east-1}", "}"))
+    assert only == "cluster.region: is required: AWS region, e.g. us-east-1"

@@ -53,7 +53,7 @@ def test_relative_paths_are_the_users_folder(clone: Path, tmp_path: Path) -> Non
     mine.mkdir()
     done = run(clone, mine, "render", "--config", "Pulumi.x.yaml", "--out", "out/x")
     assert f"cwd={mine}" in done.stdout
-    assert "args=-m components render --config Pulumi.x.yaml --out out/x" in done.stdout
+    assert "args=-P -m components render --config Pulumi.x.yaml --out out/x" in done.stdout
     assert f"pythonpath={clone}" in done.stdout, "the repository's components, from any folder"
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +15,11 @@ import yaml
 from pydantic import BaseModel, Discriminator, Tag, ValidationError
 
 from components import sealing, yamlio
-from components.errors import ConfigError, Issue, join_path
-from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
+from components.errors import ConfigError, Issue, did_you_mean, join_path
+from components.models import StackConfig, TrainingJobSpec
 from components.models.base import split_at
 from components.models.envsource import Sealed
+from components.stackfile import child, config_name, misplaced, parse_yaml, read_text
 
 
 def load_stack_file(path: str | Path) -> StackConfig:
@@ -31,17 +34,20 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], LineIndex]:
     asked, which only an error does)."""
     if not path.is_file():
         raise ConfigError(f"no such stack file: {path} (run from the project folder, or pass --config FILE)")
-    text = path.read_text(encoding="utf-8")
-    document, _ = _parse_yaml(text, str(path))
+    text = read_text(path)
+    document, node = parse_yaml(text, str(path), stack_file=True)
     if document is None:
         document = {}
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
         raise ConfigError(Issue("config", "a stack file is a mapping with a `config:` mapping inside", str(path), 1))
     raw: dict[str, Any] = {}
     for key, value in (document.get("config") or {}).items():
-        namespace, _, name = str(key).partition(":")
-        if namespace == CONFIG_NAMESPACE and name:
+        name = config_name(key)
+        if name is not None:
             raw[name] = value
+    astray = misplaced(document, node, raw)
+    if astray:
+        raise ConfigError(Issue(i.path, i.message, str(path), i.line) for i in astray)
     return raw, LineIndex(text)
 
 
@@ -57,11 +63,11 @@ class LineIndex(MutableMapping[str, int]):
     def _indexed(self) -> dict[str, int]:
         if self._text is not None:
             lines: dict[str, int] = {}
-            config_node = _child(yamlio.compose(self._text), "config")
+            config_node = child(yamlio.compose(self._text), "config")
             if config_node is not None:
                 for key_node, value_node in config_node.value:
-                    namespace, _, name = str(key_node.value).partition(":")
-                    if namespace == CONFIG_NAMESPACE and name:
+                    name = config_name(key_node.value)
+                    if name is not None:
                         lines[name] = key_node.start_mark.line + 1
                         _index_lines(value_node, name, lines)
             self._lines = {**lines, **self._lines}
@@ -100,8 +106,10 @@ def parse_stack(
     data = _unwrap_secrets(dict(raw))
     known = StackConfig.config_keys()
     names = set(known) | set(StackConfig.model_fields)
+    misspelt: dict[str, str] = {}
     for key in [k for k in data if k not in names]:
         issues.append(Issue(key, _unknown_key(key, known)))
+        misspelt.update((meant, key) for meant in difflib.get_close_matches(key, known, n=1))
         del data[key]
     if "jobs" in data:
         data["jobs"], job_issues = _expand_job_files(data["jobs"], base_dir or Path.cwd(), lines)
@@ -109,7 +117,7 @@ def parse_stack(
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
-        issues.extend(validation_issues(exc, StackConfig))
+        issues.extend(_after_misspellings(validation_issues(exc, StackConfig), misspelt))
     else:
         if not issues:
             return config
@@ -126,8 +134,10 @@ def parse_job(data: Mapping[str, Any], *, path: str = "") -> TrainingJobSpec:
 
 
 def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> list[Issue]:
-    """pydantic's errors as config issues, each with its config path and a readable message."""
+    """pydantic's errors as config issues, each with its config path and a readable message. A required key's
+    absence is an echo of a misspelling of it beside it (`regin` for `region`), which names the fix."""
     issues: list[Issue] = []
+    misspelt: dict[str, str] = {}  # the config path meant -> the misspelt key's path
     for error in exc.errors(include_url=False):
         parts, owner = _config_path(model, tuple(error["loc"]))
         path = join_path(prefix, *parts)
@@ -141,6 +151,9 @@ def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str 
         elif kind == "extra_forbidden":
             known = _aliases(owner) if owner is not None else ()
             message = _unknown_key(str(parts[-1]) if parts else "", known)
+            meant = difflib.get_close_matches(str(parts[-1]), known, n=1) if parts else []
+            if meant:
+                misspelt[join_path(prefix, *parts[:-1], meant[0])] = path
         elif kind == "missing":
             message = "is required" + _describe(owner, parts)
         elif kind == "union_tag_invalid":
@@ -160,7 +173,15 @@ def validation_issues(exc: ValidationError, model: type[BaseModel], prefix: str 
         else:
             message = f"{message.replace('Input should be', 'must be')} (got {_show(value)})"
         issues.append(Issue(path, message))
-    return issues
+    return _after_misspellings(issues, misspelt)
+
+
+def _after_misspellings(issues: list[Issue], misspelt: Mapping[str, str]) -> list[Issue]:
+    """The issues, each "is required" of a key misspelt beside it marked as that misspelling's echo."""
+    return [
+        replace(i, after=(misspelt[i.path],)) if i.path in misspelt and i.message.startswith("is required") else i
+        for i in issues
+    ]
 
 
 def _show(value: Any) -> str:
@@ -170,13 +191,14 @@ def _show(value: Any) -> str:
 
 
 def _unknown_key(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1)
-    hint = f"did you mean '{close[0]}'? " if close else ""
-    return f"unknown key '{key}'; {hint}valid keys here: {', '.join(known)}"
+    return f"unknown key '{key}'; {did_you_mean(key, known)}valid keys here: {', '.join(known)}"
 
 
 def _aliases(model: type[BaseModel]) -> tuple[str, ...]:
     return tuple(field.alias or name for name, field in model.model_fields.items())
+
+
+_FIRST_SENTENCE = re.compile(r"(?<!e\.g)(?<!i\.e)\. ")
 
 
 def _describe(owner: type[BaseModel] | None, parts: list[str | int]) -> str:
@@ -184,7 +206,7 @@ def _describe(owner: type[BaseModel] | None, parts: list[str | int]) -> str:
         return ""
     for name, field in owner.model_fields.items():
         if parts[-1] in (name, field.alias) and field.description:
-            return f": {field.description.split('. ')[0].rstrip('.')}"
+            return f": {_FIRST_SENTENCE.split(field.description)[0].rstrip('.')}"
     return ""
 
 
@@ -285,7 +307,7 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: MutableMapping[str, int]
             issues.append(Issue(f"jobs[{index}]", f"no such job file: {item} (paths are relative to the stack file)"))
             continue
         try:
-            loaded, _ = _parse_yaml(file.read_text(encoding="utf-8"), str(file))
+            loaded, _ = parse_yaml(read_text(file), str(file))
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue
@@ -293,28 +315,6 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: MutableMapping[str, int]
             lines.setdefault(f"jobs[{len(out)}]", lines.get(f"jobs[{index}]", 0))
             out.append(job)
     return out, issues
-
-
-def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
-    """The document and its node tree (whose marks give the lines); ConfigError naming the line."""
-    try:
-        return yamlio.load_with_nodes(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        column = f", column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise ConfigError(Issue("", f"YAML syntax error{column}: {problem}", source, line)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(Issue("", f"YAML error: {exc}", source)) from None
-
-
-def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.value == key:
-                return value_node
-    return None
 
 
 def _index_lines(node: yaml.Node, path: str, lines: dict[str, int]) -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections import ChainMap, Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from components import fabriccheck, identity, nodecheck, overhead, plaintext, provisioning, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
-from components.errors import ConfigError, Issue
+from components.errors import ConfigError, Issue, did_you_mean
 from components.fabriccheck import FabricCheck
 from components.gcp import filesystems
 from components.gcp.filesystems import MANAGED_LUSTRE_GKE_VERSION
@@ -187,7 +187,7 @@ def _fabric_checks(
             continue
         path = f"nodePools[{index}]"
         check, reason, found = fabriccheck.resolve(spec.fabric_check, pool, config.scheduler.type, queue, path=path)
-        issues += found
+        issues += [replace(i, after=SIZED_BY_JOBS) for i in found] if spec.max_nodes is None else found
         if check is None:
             unchecked[spec.name] = reason
             continue
@@ -371,6 +371,10 @@ def _demand(config: StackConfig) -> dict[str, int]:
     return most
 
 
+SIZED_BY_JOBS = ("jobs[*].nodePool", "jobs[*].nodes", "nodePools[*].name")
+"""What a pool without maxNodes is sized from: the jobs that name it (_demand)."""
+
+
 def _pool_name(config: StackConfig, job: TrainingJobSpec) -> str | None:
     if job.node_pool:
         return job.node_pool
@@ -385,21 +389,23 @@ def default_queue(config: StackConfig) -> str | None:
 def _job_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Issue]:
     """What stops a job other than its fit on the pool: the pool, operator, queue and claims it names."""
     issues: list[Issue] = []
-    declared = [p.name for p in config.node_pools]
+    declared = list(dict.fromkeys(p.name for p in config.node_pools))
     name = _pool_name(config, job)
     if name is None:
         issues.append(
             Issue(
                 f"{path}.nodePool",
-                f"is required when the stack has {len(declared)} pools; "
+                f"is required when the stack has {len(config.node_pools)} pools; "
                 f"choose one of: {', '.join(declared) or 'none declared'}",
+                after=("nodePools[*].name",),  # two pools of one name are one mistake, stated there
             )
         )
     elif name not in declared:
         issues.append(
             Issue(
                 f"{path}.nodePool",
-                f"pool '{name}' is not declared in nodePools (declared: {', '.join(declared) or 'none'})",
+                f"pool '{name}' is not declared in nodePools; {did_you_mean(name, declared)}declared: "
+                f"{', '.join(declared) or 'none'}",
             )
         )
 

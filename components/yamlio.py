@@ -63,15 +63,20 @@ def load_with_nodes(text: str) -> tuple[Any, yaml.Node | None]:
 
     Raises yaml.YAMLError (MarkedYAMLError with the line and column for syntax errors).
     """
-    loader = Loader(text)
+    node = compose(text)
+    return construct(node), node
+
+
+def construct(node: yaml.Node | None) -> Any:
+    """The value of a node tree (from compose), as PyYAML's safe loader builds it."""
+    if node is None:
+        return None
+    loader = Loader("")
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, None
         try:
-            return _construct(loader, node, set()), node
+            return _construct(loader, node, set())
         except _Unusual:
-            return loader.construct_document(node), node
+            return loader.construct_document(node)
     finally:
         loader.dispose()
 

@@ -27,15 +27,15 @@ def load() -> Stack:
         if value is not None:
             raw[name] = value
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
-    file_raw, lines = read_stack_file(source) if source.is_file() else (None, {})
-    stated = file_raw or {}
-    # Pulumi hands the program its secrets decrypted: which values were secrets, the stack file says (`secure:`),
-    # or, for a key it lacks (from an environment), the engine's list of secret keys.
-    secure = {
-        *secure_paths(stated),
-        *(k for k in raw if k not in stated and is_config_secret(f"{CONFIG_NAMESPACE}:{k}")),
-    }
     try:
+        file_raw, lines = read_stack_file(source) if source.is_file() else (None, {})
+        stated = file_raw or {}
+        # Pulumi hands the program its secrets decrypted: which values were secrets, the stack file says
+        # (`secure:`), or, for a key it lacks (from an environment), the engine's list of secret keys.
+        secure = {
+            *secure_paths(stated),
+            *(k for k in raw if k not in stated and is_config_secret(f"{CONFIG_NAMESPACE}:{k}")),
+        }
         # A job's secure env values arrive here in plaintext: sealed as Pulumi secrets before anything reads them.
         secret = is_config_secret(f"{CONFIG_NAMESPACE}:jobs")
         raw = seal_jobs(raw, file_raw, pulumi.Output.secret, jobs_secret=secret)

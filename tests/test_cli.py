@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,43 @@ def test_render_warns_of_a_checkpoint_over_its_budget_on_stderr(tmp_path: Path, 
     assert main(["render", "--config", str(stack), "--out", str(tmp_path / "out")]) == 0
     warned = capsys.readouterr().err
     assert "warning: job training/llama: a checkpoint takes at least 1025 s, over checkpoint.maxSeconds (300)" in warned
+
+
+def test_version_is_pyprojects(capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert capsys.readouterr().out.strip() == f"gpu-training {pyproject['project']['version']}"
+
+
+def test_no_command_prints_the_help(capsys) -> None:
+    assert main([]) == 2
+    printed = capsys.readouterr().out
+    assert printed.startswith("usage: python -m components") and "render" in printed and "--version" in printed
+
+
+def test_check_on_a_stack_file_checks_the_stack_it_renders(capsys, monkeypatch) -> None:
+    """`check Pulumi.dev.yaml` reviews what the stack renders, as --config does, never an empty "no findings"."""
+    monkeypatch.chdir(REPO)
+    code = main(["check", "--config", "Pulumi.dev.yaml"])
+    expected = capsys.readouterr().out
+    assert main(["check", "Pulumi.dev.yaml"]) == code
+    out, err = capsys.readouterr()
+    assert out == expected and "read 0 objects" not in out
+    assert "Pulumi.dev.yaml is a stack file: checking the objects it renders (as check --config" in err
+
+
+def test_a_stack_file_among_manifests_is_named(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    with pytest.raises(SystemExit):
+        main(["check", "Pulumi.dev.yaml", "examples"])
+    assert "Pulumi.dev.yaml is a stack file: check it alone (check --config Pulumi.dev.yaml)" in capsys.readouterr().err
+
+
+def test_check_never_says_no_findings_beside_a_file_it_could_not_read(tmp_path: Path, capsys) -> None:
+    (tmp_path / "bad.yaml").write_bytes(b"kind: Pod\nname: caf\xe9\n")
+    assert main(["check", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert "no findings" not in out and "no all clear" in out
+    assert err.startswith(f"error: {tmp_path / 'bad.yaml'}:2: the file is not UTF-8 text: byte 0xe9 at line 2")

@@ -110,7 +110,7 @@ def test_snake_case_keys_are_accepted_too() -> None:
         (
             {"jobs__0__nodePool": "a100"},
             "jobs[0].nodePool",
-            "pool 'a100' is not declared in nodePools (declared: h100)",
+            "pool 'a100' is not declared in nodePools; did you mean 'h100'? declared: h100",
         ),
         ({"jobs__0__gpusPerNode": 16}, "jobs[0].gpusPerNode", "16 GPUs per node, but pool 'h100' has 8"),
         ({"jobs__0__nodes": 9}, "jobs[0].nodes", "9 nodes, but pool 'h100' has at most 4"),
@@ -352,3 +352,52 @@ def test_parse_job_prefixes_the_path() -> None:
         parse_job({"name": "x", "image": "i", "command": ["a"], "nodes": 0}, path="jobs[3]")
     assert caught.value.issues[0].path == "jobs[3].nodes"
     assert "must be greater than or equal to 1 (got 0)" in caught.value.issues[0].message
+
+
+MINIMAL_AWS = Path(__file__).resolve().parents[1] / "examples" / "minimal" / "Pulumi.aws.yaml"
+
+
+def _stack_file_error(tmp_path: Path, text: str) -> ConfigError:
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_stack_file(path)
+    return caught.value
+
+
+def test_a_misspelt_namespace_is_named_with_the_key_it_meant(tmp_path: Path) -> None:
+    text = MINIMAL_AWS.read_text().replace("gpu-training:cluster", "gpu-trainng:cluster")
+    (issue,) = _stack_file_error(tmp_path, text).issues
+    assert issue.path == "config.gpu-trainng:cluster" and issue.line == 9
+    assert "did you mean 'gpu-training:cluster'?" in issue.message and "gpu-training:<key>" in issue.message
+
+
+def test_keys_outside_config_are_found_and_the_fix_given(tmp_path: Path) -> None:
+    body = [line for line in MINIMAL_AWS.read_text().splitlines() if line.startswith("  gpu-training:")]
+    text = "\n".join(line.removeprefix("  ") for line in body) + "\n"
+    (issue,) = _stack_file_error(tmp_path, text).issues
+    assert issue.path == "config" and issue.line == 1
+    assert "found at the top level: gpu-training:cluster, gpu-training:nodePools" in issue.message
+    assert "under a `config:` line" in issue.message
+
+
+def test_a_config_of_other_namespaces_only_lists_what_it_found(tmp_path: Path) -> None:
+    (issue,) = _stack_file_error(tmp_path, "config:\n  aws:region: us-east-1\n").issues
+    assert issue.path == "cluster" and "(found: aws:region)" in issue.message
+    assert "gpu-training:cluster" in issue.message
+
+
+def test_bare_keys_are_the_projects_as_pulumi_reads_them(tmp_path: Path) -> None:
+    """Pulumi reads `cluster:` in a stack file as `<project>:cluster`, and the project is gpu-training."""
+    text = MINIMAL_AWS.read_text().replace("gpu-training:cluster", "cluster")
+    path = tmp_path / "Pulumi.bare.yaml"
+    path.write_text(text)
+    assert load_stack_file(path).cluster.name == "train"
+    (issue,) = _stack_file_error(tmp_path, text + "  gpu-training:cluster: {provider: existing, name: x}\n").issues
+    assert issue.path == "cluster" and "stated twice, as 'cluster' and 'gpu-training:cluster'" in issue.message
+
+
+def test_other_namespaces_near_the_stacks_are_not_taken_for_typos(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.ok.yaml"
+    path.write_text(MINIMAL_AWS.read_text() + "  gpu-training-policy:production: true\n  training:x: 1\n")
+    assert load_stack_file(path).cluster.name == "train"

@@ -61,7 +61,7 @@ def deploy_minimal(monitor: RecordingMonitor, name: str, monkeypatch) -> dict[st
     return run(lambda: stacks.run(stacks.load()))
 
 
-@pytest.mark.parametrize("name", ["aws", "gke", "existing", "gke-dws", "aws-queued", "gke-lustre"])
+@pytest.mark.parametrize("name", ["aws", "gke", "existing", "existing-ib", "gke-dws", "aws-queued", "gke-lustre"])
 def test_a_minimal_stack_renders_objects_that_validate(name: str) -> None:
     rendered = render(resolve_file(MINIMAL / f"Pulumi.{name}.yaml"))
     (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]

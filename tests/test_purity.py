@@ -13,6 +13,8 @@ PURE = [
     "components.fabric",
     "components.pool",
     "components.config",
+    "components.stackfile",
+    "components.yamlstrict",
     "components.validation",
     "components.identity",
     "components.manifests.serviceaccount",

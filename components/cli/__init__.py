@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from components.errors import ConfigError
+from components.release import version
 from components.render import render, write
 from components.rules.rule import CLUSTERS
 from components.validation import resolve_file
@@ -20,7 +21,8 @@ from components.validation import resolve_file
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = argparse.ArgumentParser(prog="python -m components", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"gpu-training {version()}")
+    commands = parser.add_subparsers(dest="command")
     render_cmd = commands.add_parser("render", help="validate a stack and write every object it creates as YAML")
     source = render_cmd.add_mutually_exclusive_group()
     source.add_argument("--stack", "-s", default="dev", help="read Pulumi.<stack>.yaml (default: dev)")
@@ -71,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     simulate_cmd.add_argument("--format", choices=("table", "json"), default="table", help="output (default: table)")
     args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
     try:
         if args.command == "simulate":
             return _simulate(args)
@@ -137,13 +142,19 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from components.cli.check import check
+    from components.cli.check import check, is_stack_file
 
     stack = args.config or (Path(f"Pulumi.{args.stack}.yaml") if args.stack else None)
     if stack is None and not args.paths:
         parser.error("check takes --stack NAME, --config FILE, or YAML files and folders")
     if stack is not None and args.paths:
         parser.error("check takes a stack or paths, not both")
+    stack_files = [p for p in args.paths if is_stack_file(p)]
+    if stack_files and len(args.paths) > 1:
+        parser.error(f"{stack_files[0]} is a stack file: check it alone (check --config {stack_files[0]})")
+    if stack_files:  # `check Pulumi.dev.yaml`: the stack it renders, as --config reads it
+        stack, args.paths = stack_files[0], []
+        print(f"{stack} is a stack file: checking the objects it renders (as check --config {stack})", file=sys.stderr)
     report, errors, code = check(
         stack,
         args.paths,
@@ -153,7 +164,7 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         output=args.format,
         cluster=args.cluster,
     )
-    print(report)
-    if errors:
+    if errors:  # what could not be read comes first: a report after it never reads as all clear
         print(errors, file=sys.stderr)
+    print(report)
     return code

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components import repair
+import yaml
+
+from components import repair, yamlio, yamlstrict
 from components.errors import ConfigError
 from components.render import render
 from components.rules import Finding, run
@@ -52,6 +54,19 @@ def subjects_of_stack(path: Path) -> Input:
     return Input(subjects, known, files=1)
 
 
+def is_stack_file(path: Path) -> bool:
+    """Whether a file is a Pulumi stack file (a mapping with `config:`, and no Kubernetes `kind`), which check
+    reads as a stack rather than as manifests."""
+    if not path.is_file() or path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        node = yamlio.compose(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return path.name.startswith("Pulumi.") and path.name != "Pulumi.yaml"
+    keys = {k.value for k, _ in node.value} if isinstance(node, yaml.MappingNode) else set()
+    return "config" in keys and not keys & {"kind", "apiVersion"}
+
+
 def _files(path: Path) -> list[Path]:
     if not path.exists():
         raise ConfigError(f"no such file or folder: {path}")
@@ -70,9 +85,12 @@ def subjects_of_files(paths: list[Path]) -> Input:
             continue
         found.files += 1
         try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = yamlstrict.decode(file.read_bytes())
+        except OSError as exc:
             found.errors.append(f"{file}: cannot be read ({exc})")
+            continue
+        if isinstance(text, yamlstrict.NotText):
+            found.errors.append(f"{file}: the file {text}" if text.binary else f"{file}:{text.line}: the file {text}")
             continue
         loaded = load(text)
         if loaded.error:
@@ -186,6 +204,8 @@ def check(
     )
     if output == "json":
         report = json.dumps([f.as_dict() for f in result.findings], indent=2)
+    elif result.errors and not result.findings:  # "no findings" beside a file that could not be read is no all clear
+        report = f"{result.coverage}; {len(result.errors)} not checked (the errors above): no all clear"
     else:
         report = f"{table(result.findings)}\n{result.coverage}"
     errors = "\n".join(f"error: {e}" for e in result.errors)

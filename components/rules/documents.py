@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from components import yamlstrict
 from components.rules.rule import Rule, Settings, Subject
 
 TEMPLATE_VARIABLE = re.compile(
@@ -66,32 +67,6 @@ class File:
     error: str | None = None
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, noting every mapping key stated twice (YAML keeps the last value silently)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[str] = []
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """The mapping, noting keys stated twice with their lines."""
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            try:
-                key = self.construct_object(key_node, deep=True)
-                hash(key)
-            except (yaml.YAMLError, TypeError):
-                continue
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                self.duplicates.append(f"`{key}` (lines {seen[key]} and {line})")
-            else:
-                seen[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
 def _why_not_yaml(error: yaml.YAMLError, text: str) -> str:
     mark = getattr(error, "problem_mark", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -128,15 +103,18 @@ def variables(obj: Any, path: str = "") -> Iterator[str]:
 def load(text: str) -> File:
     """The Kubernetes objects of a YAML file, each with what its document states twice or leaves unsubstituted."""
     out = File()
-    loader: _Loader | None = None
+    loader: yaml.SafeLoader | None = None
     number = 0
     try:
-        loader = _Loader(text)  # the reader rejects control characters here already
-        while loader.check_data():
+        loader = yaml.SafeLoader(text)  # the reader rejects control characters here already
+        while loader.check_node():
             number += 1
-            loader.duplicates = []
-            data = loader.get_data()
-            doubled = tuple(loader.duplicates)
+            node = loader.get_node()
+            if yamlstrict.excessive_aliasing(node) is not None:
+                out.error = f"document {number}: its YAML aliases expand it far past what is written (an alias bomb?)"
+                break
+            doubled = tuple(f"`{d.key}` (lines {d.first} and {d.second})" for d in yamlstrict.duplicate_keys(node))
+            data = loader.construct_document(node)
             if data is None:
                 continue
             _add(out, data, number, doubled)

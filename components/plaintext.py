@@ -22,6 +22,10 @@ SECRET_KEYS: dict[str, str] = {
 """Config keys that are secrets (README, Configuration: `kubeconfig` (secret)), and what a plain value there gives
 away. A path to a file is not the secret itself, and stays allowed."""
 
+NAMES_A_SECRET = frozenset({"secret", "secretRef", "imagePullSecrets"})
+"""Config keys whose value names a Secret (a Secret volume's `secret`, envFrom's `secretRef`), never holds one:
+read for a credential's format only, not judged by their name."""
+
 SECRETS_SECTION = "README.md#secrets-and-credentials"
 """Where the README says how a job takes a secret."""
 
@@ -91,7 +95,7 @@ def _job(job: TrainingJobSpec, base: str) -> Iterator[tuple[str, Verdict, str]]:
                 yield path, verdict, fix
     rest = job.model_dump(by_alias=True, exclude_defaults=True, exclude=_READ_ABOVE)
     for path, key, value in _strings(rest, base):
-        if (verdict := judge(key, value)) is not None:
+        if (verdict := judge(None if key in NAMES_A_SECRET else key, value)) is not None:
             yield path, verdict, _NOT_SECRET
 
 

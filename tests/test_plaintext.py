@@ -18,6 +18,7 @@ import stacks
 from components.config import load_stack_file, read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import StackConfigError
+from components.models.envsource import Sealed
 from components.plaintext import issues, secure_paths, warnings
 from components.render import render
 from components.validation import resolve_file
@@ -168,7 +169,8 @@ def test_the_program_takes_secrets_the_engine_decrypted_and_refuses_plain_ones(
     job(decrypted)["env"] = {"HF_TOKEN": TOKEN}
     decrypted["gpu-training:cluster"]["kubeconfig"] = KUBECONFIG
     _program(pulumi_mocks, stack_file(tmp_path, secured), decrypted)
-    assert stacks.load().config.jobs[0].env == {"HF_TOKEN": TOKEN}
+    (sealed,) = stacks.load().config.jobs[0].env.values()
+    assert isinstance(sealed.secure, Sealed)  # taken, and sealed as a Pulumi secret (components/sealing.py)
 
     def plain(config: dict[str, Any]) -> None:
         job(config)["env"] = {"HF_TOKEN": TOKEN}
@@ -201,12 +203,21 @@ def _config_keys(model: Any, seen: set[Any]) -> set[str]:
 def test_no_config_key_is_named_as_a_credential_unless_it_is_a_secret_key() -> None:
     from components.credentials import is_credential_name
     from components.models import StackConfig
-    from components.plaintext import SECRET_KEYS
+    from components.plaintext import NAMES_A_SECRET, SECRET_KEYS
 
     keys = _config_keys(StackConfig, set())
     assert len(keys) > 100
     # A new key such as `apiToken` would have every plain value refused by its name: declare it in SECRET_KEYS.
-    assert {k for k in keys if is_credential_name(k)} <= {p.rsplit(".", 1)[-1] for p in SECRET_KEYS}
+    assert {k for k in keys if is_credential_name(k)} <= {p.rsplit(".", 1)[-1] for p in SECRET_KEYS} | NAMES_A_SECRET
+
+
+def test_a_secret_volume_names_its_secret_in_plain_text(tmp_path: Path) -> None:
+    def edit(config: dict[str, Any]) -> None:
+        job(config)["volumes"] = [{"secret": "hf-token", "mountPath": "/etc/hf"}]
+        job(config)["envFrom"] = [{"secretRef": "wandb"}]
+        job(config)["imagePullSecrets"] = ["regcred"]
+
+    resolve_file(stack_file(tmp_path, edit))
 
 
 def test_a_jobs_other_fields_are_read_for_a_format(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, nodecheck, overhead, provisioning, repair
+from components import fabriccheck, nodecheck, overhead, provisioning, repair, reserved
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -146,7 +146,7 @@ def resolve(config: StackConfig) -> Stack:
         job_objects=tuple(built),
     )
     # What the DaemonSets of the stack and its add-ons leave of each new node: read from the stack as it renders.
-    found = overhead.issues(stack)
+    found = reserved.issues(stack) or overhead.issues(stack)
     if found:
         raise ConfigError(found)
     return stack

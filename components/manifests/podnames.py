@@ -5,7 +5,7 @@ What each controller makes, read at the pinned versions (components/versions.py;
 - Training Operator v1.9.4 (PyTorchJob, TFJob): a pod and a headless Service per replica, both named
   `<job>-<replica type, lowercase>-<index>` (pkg/controller.v1/common/util.go:50 GenGeneralName, used for pods at
   pkg/controller.v1/common/pod.go:414 and for Services at pkg/controller.v1/common/service.go:243). A Service's
-  name is a DNS-1035 label (kubernetes v1.35.4 pkg/apis/core/validation/validation.go, ValidateServiceName), so the
+  name is a DNS-1035 label (kubernetes v1.35.4 pkg/apis/core/validation/validation.go:290 ValidateServiceName), so the
   operator's Service create fails past 63 characters, though its webhook admitted the job
   (pkg/webhooks/pytorch/pytorchjob_webhook.go:79 checks the job's own name only).
 - MPI Operator v0.8.0 (MPIJob v2beta1): worker pods `<job>-worker-<index>` with that hostname, and the launcher's Job

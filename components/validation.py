@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, nodecheck, overhead, provisioning, repair, reserved
+from components import fabriccheck, nodecheck, overhead, provisioning, quotas, repair, reserved
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -130,6 +130,7 @@ def resolve(config: StackConfig) -> Stack:
                 objects = trainingjob.objects(planned)
                 built.append(tuple(objects))
                 found += pods_fit(planned.pool, objects, f"{path}.nodePool", planned)
+                found += quotas.issues(config, planned, path)
         issues += found
     if issues:
         raise ConfigError(issues)

@@ -11,7 +11,7 @@ from components import nvlink, quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
-from components.manifests import podnames
+from components.manifests import apibounds, podnames
 from components.models.job import CHECKPOINT_ENV, TrainingJobSpec
 from components.models.storage import VolumeSpec
 from components.pool import Pool
@@ -337,6 +337,7 @@ def job_issues(
         )
     issues += _trainjob_issues(spec, p)
     issues += podnames.name_issues(spec, path)
+    issues += apibounds.issues(spec, path)
     if pool.networks and not pool.networks_in(spec.namespace):
         names = ", ".join(sorted({f"{n.namespace}/{n.name}" for n in pool.networks}))
         issues.append(

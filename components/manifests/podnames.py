@@ -14,7 +14,7 @@ What each controller makes, read at the pinned versions (components/versions.py;
   `<job>-worker-<replicas-1>` to be a DNS-1035 label (pkg/apis/kubeflow/validation/validation.go:63-64).
 - Indexed Job (batch/v1): pods `<job>-<index>-<5 random>` with hostname `<job>-<index>` under the headless Service
   `<job>`; the API server refuses a Job whose `<job>-<completions-1>` is no DNS-1123 label (kubernetes v1.35.4
-  pkg/apis/batch/validation/validation.go:156-163), and an Indexed Job's parallelism past 100,000 (:45, :232).
+  pkg/apis/batch/validation/validation.go:156-163).
 - TrainJob (Kubeflow Trainer v2.3 on JobSet v0.12.0): pods `<job>-<replicated job>-<job index>-<pod index>-<5
   random>`, which JobSet's webhook wants to be a DNS-1035 label (pkg/webhooks/jobset_webhook.go:243-250, a
   placeholder suffix `-abcde`); each replicated job has one replica (job index 0).
@@ -29,8 +29,6 @@ from components.models.job import TrainingJobSpec
 
 MAX_LABEL = 63
 """A DNS-1123 or DNS-1035 label: hostnames, Service names, label values (k8s.io/apimachinery validation)."""
-MAX_INDEXED_PARALLELISM = 100_000
-"""The most pods an Indexed Job runs at once (kubernetes v1.35.4 pkg/apis/batch/validation/validation.go:45)."""
 NODE = "node"
 """The replicated job of a TrainJob's nodes, and the container name Trainer looks for in every pod."""
 LAUNCHER = "launcher"
@@ -79,18 +77,9 @@ def longest_name(spec: TrainingJobSpec) -> int:
 
 
 def name_issues(spec: TrainingJobSpec, path: str = "") -> list[Issue]:
-    """A job name whose derived pod, Service or hostname names would pass 63 characters; an Indexed Job past the
-    API's parallelism."""
+    """A job name whose derived pod, Service or hostname names would pass 63 characters."""
     p = f"{path}." if path else ""
     issues: list[Issue] = []
-    if spec.launcher == "indexed" and spec.world_nodes > MAX_INDEXED_PARALLELISM:
-        issues.append(
-            Issue(
-                f"{p}nodes",
-                f"{spec.world_nodes} nodes, past the {MAX_INDEXED_PARALLELISM:,} pods an Indexed Job may run at once "
-                "(the API server's bound on parallelism): ask for fewer",
-            )
-        )
     longest = max(derived_names(spec), key=lambda d: len(d.name))
     if len(longest.name) <= MAX_LABEL:
         return issues

@@ -85,8 +85,3 @@ def test_too_long_a_name_is_refused_at_its_line(tmp_path: Path) -> None:
     assert name in line
     assert f"worker pod hostname '{name}-worker-3' (65 characters)" in issue.message
     assert "shorten it to at most 54 characters" in issue.message
-
-
-def test_an_indexed_job_past_the_apis_parallelism_is_refused() -> None:
-    with pytest.raises(ConfigError, match="past the 100,000 pods an Indexed Job"):
-        plan(job(launcher="indexed", nodes=100_001, name="a"), pool("tcp", maxNodes=200_000))

@@ -18,6 +18,9 @@ What each controller makes, read at the pinned versions (components/versions.py;
 - TrainJob (Kubeflow Trainer v2.3 on JobSet v0.12.0): pods `<job>-<replicated job>-<job index>-<pod index>-<5
   random>`, which JobSet's webhook wants to be a DNS-1035 label (pkg/webhooks/jobset_webhook.go:243-250, a
   placeholder suffix `-abcde`); each replicated job has one replica (job index 0).
+The job's other objects take names of up to 253 characters (the `<job>-deepspeed` ConfigMap, the `<job>-channel`
+claim template), and a ComputeDomain names its daemons by its UID (dra-driver-nvidia-gpu v0.5.0
+cmd/compute-domain-controller/daemonset.go:209), so none of them bounds the name further.
 """
 
 from __future__ import annotations

@@ -60,10 +60,19 @@ def issues(stack: Stack) -> list[Issue]:
 
     rendered = render(stack)
     keys = owners(rendered)
-    return [
-        Issue(
-            keys.get(f.subject, ""),
-            f"{f.subject}: {f.message.rstrip('.')} (check's mandatory rule {f.rule}): {f.fix}",
+    found: list[Issue] = []
+    seen: set[tuple[str, str, str]] = set()
+    for f in findings_of(rendered):
+        # One line per mistake: the same finding on each role of a job ("Master/pytorch: ...", "Worker/pytorch:
+        # ...") differs in its first word only.
+        once = (f.rule, f.subject, f.message.partition(" ")[2])
+        if once in seen:
+            continue
+        seen.add(once)
+        found.append(
+            Issue(
+                keys.get(f.subject, ""),
+                f"{f.subject}: {f.message.rstrip('.')} (check's mandatory rule {f.rule}): {f.fix}",
+            )
         )
-        for f in findings_of(rendered)
-    ]
+    return found

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from components.errors import ConfigError
 from components.rules import RULES
-from tests.support.refusals import refusal
+from components.validation import resolve_file
+from tests.support.refusals import refusal, write_stack
 from tests.test_config import stack
 
 AWS: dict[str, Any] = {
@@ -126,3 +128,9 @@ def test_render_refuses_a_stack_that_trips_a_mandatory_rule(tmp_path: Path, rule
     assert issue.path == key
     assert says in issue.message
     assert line.strip(), "the refusal names a line of the stack file"
+
+
+def test_one_mistake_is_one_line_though_every_role_of_the_job_has_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_file(write_stack(tmp_path, stack(jobs__0__env={"DATA": "$HOME/data"})))
+    assert len(caught.value.issues) == 1, str(caught.value)

@@ -3,8 +3,9 @@
 - Kueue admits a workload whole when its ClusterQueue's flavor (the job's pool) covers every pod's requests: its
   nominal quota there, plus what it may borrow from its cohort, which is what the cohort's other queues lend on that
   flavor (their lendingLimit, else their nominal quota) up to its own borrowingLimit (kubernetes-sigs/kueue v0.19.2
-  apis/kueue/v1beta2/clusterqueue_types.go, ResourceQuota). The ClusterQueues are components/manifests/queues.py's:
-  GPUs are the queue's (at most the pool's), cpu and memory the whole pool's, so GPUs are what can fall short.
+  apis/kueue/v1beta2/clusterqueue_types.go:300-342, ResourceQuota). The ClusterQueues are
+  components/manifests/queues.py's: GPUs are the queue's (at most the pool's), cpu and memory the whole pool's, so
+  GPUs are what can fall short.
 - Volcano enqueues a job's PodGroup only when its minResources, with what the queue holds already, fit under the
   queue's capability, the queue's GPUs (volcano-sh/volcano v1.15.1
   pkg/scheduler/plugins/proportion/proportion.go:423-430, the proportion plugin the stack's scheduler runs).

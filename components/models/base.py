@@ -78,6 +78,8 @@ def _whole_number(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError(f"{str(value).lower()} is a boolean where a whole number is meant: write a number such as 2")
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a whole number: write one such as 2")
         hint = f"{int(value)}" if value.is_integer() else f"{math.floor(value)} or {math.ceil(value)}"
         raise ValueError(f"{value:g} is not a whole number: write {hint}")
     if isinstance(value, str):

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
 
 from components.models import StackConfig, TrainingJobSpec
 from components.models.base import INT32_MAX, Count, ImageRef
@@ -120,3 +122,17 @@ def test_a_queue_quota_past_int32_is_refused() -> None:
 def test_yaml_integers_still_read() -> None:
     config = StackConfig.model_validate(stack(jobs__0__nodes=2, jobs__0__backoffLimit=0))
     assert (config.jobs[0].nodes, config.jobs[0].backoff_limit) == (2, 0)
+
+
+JOB = {"name": "train", "image": "registry.example.com/training:v1", "command": ["train.py"]}
+
+
+@given(st.booleans() | st.floats(allow_nan=False) | st.text(max_size=12) | st.integers(min_value=INT32_MAX + 1))
+def test_no_count_but_a_whole_number_within_int32_is_taken(value: Any) -> None:
+    with pytest.raises(ValidationError):
+        TrainingJobSpec.model_validate({**JOB, "nodes": value})
+
+
+@given(st.integers(min_value=1, max_value=INT32_MAX))
+def test_every_whole_number_within_int32_is_a_count(value: int) -> None:
+    assert TrainingJobSpec.model_validate({**JOB, "nodes": value}).nodes == value

@@ -8,7 +8,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, identity, nodecheck, overhead, plaintext, provisioning, repair
+from components import (
+    fabriccheck,
+    identity,
+    mandatory,
+    nodecheck,
+    overhead,
+    plaintext,
+    provisioning,
+    quotas,
+    repair,
+    reserved,
+)
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue, did_you_mean
@@ -133,6 +144,7 @@ def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
                 objects = trainingjob.objects(planned)
                 built.append(tuple(objects))
                 found += pods_fit(planned.pool, objects, f"{path}.nodePool", planned)
+                found += quotas.issues(config, planned, path)
         issues += found
     if issues:
         raise ConfigError(issues)
@@ -149,7 +161,7 @@ def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
         job_objects=tuple(built),
     )
     # What the DaemonSets of the stack and its add-ons leave of each new node: read from the stack as it renders.
-    found = overhead.issues(stack)
+    found = reserved.issues(stack) or overhead.issues(stack)
     if found:
         raise ConfigError(found)
     return stack
@@ -344,9 +356,15 @@ def resolve_raw(
     lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
-        return resolve(config, {*plaintext.secure_paths(raw), *secure})
+        stack = resolve(config, {*plaintext.secure_paths(raw), *secure})
+        # What `check` blocks as mandatory, refused here: where a stack file becomes a stack (render, check, simulate,
+        # the Pulumi program), not on every resolve of a stack made in code (a tenth of a second a stack).
+        found = mandatory.issues(stack)
+        if found:
+            raise ConfigError(found)
     except ConfigError as exc:
         raise (exc.located(source, lines) if source else exc) from None
+    return stack
 
 
 def namespaces(config: StackConfig) -> tuple[str, ...]:
@@ -479,6 +497,15 @@ def _checkpoint_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> 
     volume = volumes[index]
     if volume.access_mode == "ReadOnlyMany":
         return [Issue(where, f"claim '{claim}' is ReadOnlyMany (storage.volumes[{index}]); checkpoints are written")]
+    if volume.access_mode == "ReadWriteOnce" and job.most_nodes > 1:
+        # The checkpoint-rwx rule's verdict, given at the config line rather than by `check` afterwards.
+        return [
+            Issue(
+                where,
+                f"claim '{claim}' is ReadWriteOnce (storage.volumes[{index}].accessMode), mounted on one node at a "
+                f"time, and each of the job's {job.most_nodes} nodes writes checkpoints: make it ReadWriteMany",
+            )
+        ]
     if volume.object_use == "data" and volume.mount_options is None:
         return [
             Issue(

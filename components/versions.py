@@ -35,6 +35,8 @@ class Remote:
     """The pinned tag."""
     source: str
     """Upstream repository and path."""
+    namespace: str | None = None
+    """The namespace its manifests install into (a kustomize overlay's `namespace:`); None for cluster-wide ones."""
 
 
 GPU_OPERATOR = Chart(
@@ -177,12 +179,14 @@ TRAINING_OPERATOR = Remote(
     "https://github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",
     "v1.9.4",
     "kubeflow/trainer manifests/overlays/standalone (the Training Operator v1 line)",
+    namespace="kubeflow",
 )
 MPI_OPERATOR = Remote(
     "kustomize",
     "https://github.com/kubeflow/mpi-operator.git/manifests/overlays/standalone?ref=v0.8.0",
     "v0.8.0",
     "kubeflow/mpi-operator manifests/overlays/standalone",
+    namespace="mpi-operator",
 )
 MULTUS = Remote(
     "manifest",

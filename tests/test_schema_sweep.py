@@ -560,6 +560,8 @@ def job_specs(draw: st.DrawFn) -> dict[str, Any]:
 def test_generated_jobs_validate_and_keep_their_shape(job: dict[str, Any], fabric: str, scheduler: str) -> None:
     config = stack_config("pytorch", fabric, scheduler)
     config["nodePools"][0]["maxNodes"] = POOL_MAX_NODES
+    for queue in config.get("scheduler", {}).get("queues", []):  # a queue that can admit the largest job
+        queue["gpus"] = POOL_MAX_NODES * POOL_GPUS
     scheduler_block = config["jobs"][0].get("scheduler")
     config["jobs"] = [{**job, **({"scheduler": scheduler_block} if scheduler_block else {})}]
     rendered = render_config(config)

@@ -21,11 +21,10 @@ from components.rules.config import settings
 from components.rules.documents import load
 from components.rules.kinds import kind_of
 from components.rules.pods import templates
-from components.rules.rule import Subject
+from components.rules.rule import CLUSTER_OF_PROVIDER, Subject
 from components.rules.subjects import from_objects, from_pools, object_key
 from components.validation import resolve_file
 
-CLUSTER_OF_PROVIDER = {"aws": "eks", "gcp": "gke", "existing": "existing"}
 INSTALL_FOLDERS = ("helm", "remote")
 """Folders of render output that describe installs (Helm releases, remote manifests), not objects."""
 

@@ -11,6 +11,7 @@ from components import nvlink, quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
+from components.manifests import apibounds, podnames
 from components.models.envsource import EnvSource
 from components.models.job import CHECKPOINT_ENV, TrainingJobSpec
 from components.models.storage import VolumeSpec
@@ -337,6 +338,8 @@ def job_issues(
             Issue(f"{p}command", f"{runner} runs {program} itself; give the training script and its arguments")
         )
     issues += _trainjob_issues(spec, p)
+    issues += podnames.name_issues(spec, path)
+    issues += apibounds.issues(spec, path)
     if pool.networks and not pool.networks_in(spec.namespace):
         names = ", ".join(sorted({f"{n.namespace}/{n.name}" for n in pool.networks}))
         issues.append(
@@ -410,15 +413,6 @@ def _trainjob_issues(spec: TrainingJobSpec, p: str) -> list[Issue]:
     for name in spec.env:
         if name in reserved:
             issues.append(Issue(f"{p}env.{name}", f"Kubeflow Trainer sets {name} itself and refuses it in a TrainJob"))
-    longest = _longest_trainjob_name(runtime, spec.most_nodes)
-    if len(spec.name) > longest:
-        issues.append(
-            Issue(
-                f"{p}name",
-                f"JobSet names each pod <job>-<replicated job>-<index>-<pod>-<suffix> within 63 characters, "
-                f"so this TrainJob's name may have at most {longest} (it has {len(spec.name)})",
-            )
-        )
     if runtime != "torch" and spec.world_nodes < 2:
         issues.append(
             Issue(
@@ -436,13 +430,6 @@ def _trainjob_issues(spec: TrainingJobSpec, p: str) -> list[Issue]:
             )
         )
     return issues
-
-
-def _longest_trainjob_name(runtime: str, nodes: int) -> int:
-    """The longest TrainJob name whose pods' hostnames JobSet accepts (its webhook: at most 63 characters
-    for `<name>-<replicated job>-<job index>-<pod index>-<5 random>`)."""
-    pods = {"node": nodes} if runtime == "torch" else {"node": max(nodes - 1, 1), "launcher": 1}
-    return min(63 - len(job) - len(str(count - 1)) - 10 for job, count in pods.items())
 
 
 def _beyond_the_machine(spec: TrainingJobSpec, pool: Pool, default: dict[str, str], p: str) -> list[Issue]:

@@ -18,6 +18,7 @@ from components.manifests.failure import child_job_failure_policy, jobset_failur
 from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.pod import worker_template
+from components.manifests.podnames import LAUNCHER, NODE
 from components.models.job import Runtime, TrainingJobSpec
 from components.pool import Pool
 from components.topology import Placement, placement
@@ -28,9 +29,6 @@ GROUP = "trainer.kubeflow.org"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 """Marks the replicated job whose `node` container Trainer fills from the TrainJob's trainer fields."""
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
-NODE = "node"
-"""The replicated job of the nodes, and the container name Trainer looks for in every pod."""
-LAUNCHER = "launcher"
 RUNTIMES: tuple[Runtime, ...] = ("torch", "deepspeed", "mpi")
 # The MPI runtimes follow Trainer's deepspeed-runtime image: sshd as user 1000 on port 2222.
 MPI_USER = 1000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from components import quantity
+from components import images, quantity
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -66,6 +67,78 @@ def _scalar_to_str(value: Any) -> Any:
         return str(value)
     return value
 
+
+INT32_MAX = 2**31 - 1
+"""The largest int32: every count the stack hands the Kubernetes API (replicas, backoffLimit, minAvailable,
+ttlSecondsAfterFinished, a queue's quota ...) is an int32 field there (k8s.io/api, and the CRDs' `format: int32`)."""
+
+
+def _whole_number(value: Any) -> Any:
+    """A count as YAML gives it: an int; `true`, 2.5 and "2" are refused rather than read as 1, 2 and 2."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a boolean where a whole number is meant: write a number such as 2")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a whole number: write one such as 2")
+        hint = f"{int(value)}" if value.is_integer() else f"{math.floor(value)} or {math.ceil(value)}"
+        raise ValueError(f"{value:g} is not a whole number: write {hint}")
+    if isinstance(value, str):
+        raise ValueError(f"'{value}' is text where a whole number is meant: write it without quotes, as 2")
+    return value
+
+
+def _int32(value: int) -> int:
+    if value > INT32_MAX:
+        raise ValueError(
+            f"{value} is past {INT32_MAX}, the largest count the Kubernetes API takes (an int32): write a smaller one"
+        )
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_whole_number), AfterValidator(_int32)]
+"""A whole number as written (never a boolean, a float or quoted text), at most INT32_MAX: every integer of the
+config model is one, and its own bounds come on top."""
+
+
+_REFERENCE_GRAMMAR = (
+    "an image reference is [registry/]repository[:tag][@digest]: the repository lowercase letters, digits and "
+    "'.', '_', '-' between '/', a tag of at most 128 letters, digits, '_', '.', '-' (not first: '.', '-'), a digest "
+    "algorithm:hex (e.g. nvcr.io/nvidia/pytorch:25.01-py3)"
+)
+
+
+def _image_reference(value: str) -> str:
+    if any(c.isspace() for c in value):
+        raise ValueError(f"{value!r} holds whitespace, which no image reference has; {_REFERENCE_GRAMMAR}")
+    try:
+        images.parse(value)
+    except ValueError as exc:
+        problem = str(exc)
+        lowered = _lowercase_name(value)
+        if lowered != value and _parses(lowered):
+            problem = f"{value!r}: a repository is lowercase (write {lowered})"
+        raise ValueError(f"{problem}; {_REFERENCE_GRAMMAR}") from None
+    return value
+
+
+def _lowercase_name(image: str) -> str:
+    """The reference with its name (registry and repository) lowercase, its tag and digest as written."""
+    name, at_sign, digest = image.partition("@")
+    cut = name.rfind(":")
+    tag = name[cut:] if cut > name.rfind("/") else ""
+    return name[: len(name) - len(tag)].lower() + tag + at_sign + digest
+
+
+def _parses(image: str) -> bool:
+    try:
+        images.parse(image)
+    except ValueError:
+        return False
+    return True
+
+
+ImageRef = Annotated[str, AfterValidator(_image_reference)]
+"""A container image reference, as the distribution reference grammar reads one (components/images.py)."""
 
 DnsLabel = Annotated[str, AfterValidator(_dns1123_label)]
 """A DNS-1123 label: namespaces, pools, networks, queues."""

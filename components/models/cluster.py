@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from components.models.base import DnsLabel, Spec, at
+from components.models.base import Count, DnsLabel, Spec, at
 
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
 
@@ -48,9 +48,9 @@ class SystemPoolSpec(Spec):
     """AWS instance type. Default: m6i.2xlarge on AWS."""
     machine_type: str | None = None
     """GCP machine type. Default: e2-standard-8 on GCP."""
-    min_nodes: int = Field(default=2, ge=1)
+    min_nodes: Count = Field(default=2, ge=1)
     """Minimum nodes. Default: 2."""
-    max_nodes: int = Field(default=4, ge=1)
+    max_nodes: Count = Field(default=4, ge=1)
     """Maximum nodes. Default: 4."""
 
 

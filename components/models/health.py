@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.models.base import Spec, at
+from components.models.base import Count, Spec, at
 
 RepairAgent = Literal["eks-node-monitoring-agent", "gke", "nvsentinel"]
 """eks-node-monitoring-agent (EKS: node conditions, with EKS node auto repair and Karpenter's node repair) |
@@ -21,7 +21,7 @@ class RepairSpec(Spec):
     agent: RepairAgent | None = None
     """What detects faults and acts on them. Default: eks-node-monitoring-agent on AWS, gke on GCP, nvsentinel on
     existing clusters."""
-    max_parallel_nodes: int | None = Field(default=None, ge=1)
+    max_parallel_nodes: Count | None = Field(default=None, ge=1)
     """EKS managed node groups: nodes auto repair replaces or reboots at once, per node group
     (maxParallelNodesRepairedCount). Default: 1, so a burst of faults never takes a pool down at once."""
     reboot: bool = False

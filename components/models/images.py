@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from components import images
-from components.models.base import Spec
+from components.models.base import ImageRef, Spec
 
 
 class ImagesSpec(Spec):
@@ -23,7 +23,7 @@ class ImagesSpec(Spec):
     registry the map does not name keeps its images. It applies to the stack's own pods, the jobs' images, every
     per-image override, and the Helm charts' images through each chart's values (README, Images and mirrors).
     Default: none, every image from its upstream registry."""
-    kubectl: str | None = Field(default=None, min_length=1)
+    kubectl: ImageRef | None = Field(default=None, min_length=1)
     """The kubectl image (with a POSIX shell) of the node check's verdict and the fabric check's scale-up
     watcher; the mirror applies to it too. Default: `docker.io/alpine/k8s:1.34.1`."""
 
@@ -45,13 +45,6 @@ class ImagesSpec(Spec):
                 raise ValueError(f"{registry!r} is named twice (Docker Hub's aliases are one registry)")
             out[key] = images.normalize_prefix(prefix)
         return out
-
-    @field_validator("kubectl")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        if value is not None:
-            images.parse(value)
-        return value
 
     @property
     def mirror(self) -> dict[str, str]:

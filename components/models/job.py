@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.models.base import DnsLabel, EnvValue, JobName, ObjectName, Quantity, Spec, at
+from components.models.base import Count, DnsLabel, EnvValue, ImageRef, JobName, ObjectName, Quantity, Spec, at
 from components.models.envsource import EnvEntry, EnvFromSpec, EnvSource, SecretEnv
 
 Launcher = Literal["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
@@ -28,11 +28,11 @@ _ENV_FROM_REFUSED = {
 class ElasticSpec(Spec):
     """Elastic training (torchrun with a c10d rendezvous): the job runs on between min and max nodes."""
 
-    min_nodes: int = Field(ge=1)
+    min_nodes: Count = Field(ge=1)
     """Fewest nodes the job keeps running on. Required."""
-    max_nodes: int = Field(ge=1)
+    max_nodes: Count = Field(ge=1)
     """Most nodes the job scales to. Required."""
-    max_restarts: int = Field(default=3, ge=0)
+    max_restarts: Count = Field(default=3, ge=0)
     """Restarts of the worker group torchrun allows. Default: 3."""
 
     @model_validator(mode="after")
@@ -125,7 +125,7 @@ class CheckpointSpec(Spec):
     size: Quantity | None = None
     """One checkpoint, every rank's files together, e.g. 1.1T (a 70B-parameter model with Adam state is about 16
     bytes a parameter). Default: none; render then states the volume's throughput without a time."""
-    max_seconds: int = Field(default=DEFAULT_CHECKPOINT_SECONDS, ge=1)
+    max_seconds: Count = Field(default=DEFAULT_CHECKPOINT_SECONDS, ge=1)
     """How long writing one checkpoint may take: render warns when the volume cannot write `size` from the job's
     nodes in that time. Default: 300."""
 
@@ -172,14 +172,14 @@ class TrainingJobSpec(Spec):
     """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
     runtime: Runtime | None = None
     """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
-    image: str = Field(min_length=1)
+    image: ImageRef = Field(min_length=1)
     """Container image. Required."""
     command: list[EnvValue] = Field(min_length=1)
     """The training program and its arguments, e.g. [train.py, --epochs=3]. torchrun / mpirun
     flags are added by the launcher. Required."""
-    nodes: int | None = Field(default=None, ge=1)
+    nodes: Count | None = Field(default=None, ge=1)
     """Nodes (one worker pod per node). Default: elastic.minNodes when elastic, else 1."""
-    gpus_per_node: int | None = Field(default=None, ge=1)
+    gpus_per_node: Count | None = Field(default=None, ge=1)
     """GPUs per worker. Default: the pool's GPUs per node."""
     node_pool: DnsLabel | None = None
     """The pool the job runs on. Default: the stack's only pool."""
@@ -219,18 +219,18 @@ class TrainingJobSpec(Spec):
     Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
     deepspeed: DeepSpeedSpec | None = None
     """A DeepSpeed config. Default: none."""
-    backoff_limit: int = Field(default=3, ge=0)
+    backoff_limit: Count = Field(default=3, ge=0)
     """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
     counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
-    max_restarts: int | None = Field(default=None, ge=0)
+    max_restarts: Count | None = Field(default=None, ge=0)
     """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
     recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
-    ttl_seconds_after_finished: int | None = Field(default=None, ge=0)
+    ttl_seconds_after_finished: Count | None = Field(default=None, ge=0)
     """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
     recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
     restart_policy: Literal["OnFailure", "Never"] | None = None
     """Pod restart policy. Default: OnFailure for operator launchers, Never for indexed."""
-    port: int = Field(default=29400, ge=1024, le=65535)
+    port: Count = Field(default=29400, ge=1024, le=65535)
     """Rendezvous port of the indexed launcher. Default: 29400."""
 
     @field_validator("env")

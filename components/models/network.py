@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.models.base import DnsLabel, Spec, at, check_variant_fields, snake
+from components.models.base import Count, DnsLabel, Spec, at, check_variant_fields, snake
 
 NetworkType = Literal["macvlan", "sriov", "ib-sriov", "host-device", "ipoib"]
 
@@ -89,9 +89,9 @@ class NetworkSpec(Spec):
     """host-device: the host device or interface, e.g. mlx5_0. Required for host-device."""
     pkey: str | None = None
     """ib-sriov: InfiniBand partition key, e.g. 0x00FF. Default: none."""
-    vlan: int | None = Field(default=None, ge=0, le=4094)
+    vlan: Count | None = Field(default=None, ge=0, le=4094)
     """sriov: VLAN id. Default: none."""
-    mtu: int | None = Field(default=None, ge=576, le=9216)
+    mtu: Count | None = Field(default=None, ge=576, le=9216)
     """Interface MTU. Default: the plugin's."""
     ipam: IpamSpec | None = None
     """Address management. Required, except for ipoib, where the default is none: the pod's IPoIB
@@ -167,7 +167,7 @@ class SriovPolicySpec(Spec):
     """The VF resource name, without prefix (e.g. sriov_rdma_vf). Required."""
     pf_names: list[str] = Field(min_length=1)
     """Physical function interfaces, e.g. [ens1f0]. Required."""
-    num_vfs: int = Field(ge=1, le=256)
+    num_vfs: Count = Field(ge=1, le=256)
     """VFs per physical function. Required."""
     link_type: Literal["eth", "ib"] = "eth"
     """eth (RoCE) | ib (InfiniBand). Default: eth."""
@@ -249,7 +249,7 @@ class RailsSpec(Spec):
     make no NADs: the pool's `networks` list them by hand, or (InfiniBand) workers reach the HCAs through
     the RDMA shared device plugin alone."""
 
-    count: int = Field(ge=1, le=32)
+    count: Count = Field(ge=1, le=32)
     """Rails per node: the RDMA NICs (or ports) for GPU traffic, one per GPU on HGX / DGX machines. Required."""
     type: RailType | None = None
     """How a pod attaches each rail: macvlan, sriov or host-device on a roce pool; ipoib, ib-sriov or
@@ -268,18 +268,18 @@ class RailsSpec(Spec):
     range: str | None = None
     """The subnet the rails' subnets are carved from, e.g. 192.168.0.0/16: rail i gets its i-th subnet of
     `prefixLength` (whereabouts IPAM). Required when the rails make their NADs."""
-    prefix_length: int | None = Field(default=None, ge=8, le=126)
+    prefix_length: Count | None = Field(default=None, ge=8, le=126)
     """Each rail's subnet size, as a prefix length. Default: 24 for an IPv4 range, 64 for IPv6."""
     speed_gbps: float | None = Field(default=None, gt=0)
     """One rail's line rate in Gbps (400 for ConnectX-7 NDR / 400GbE); the pool's fabric bandwidth is
     count x this. Default: unknown."""
     namespace: DnsLabel = "training"
     """Namespace of the rails' NADs. Default: training."""
-    mtu: int | None = Field(default=None, ge=576, le=9216)
+    mtu: Count | None = Field(default=None, ge=576, le=9216)
     """Each rail interface's MTU. Default: the plugin's."""
     pkey: str | None = None
     """ib-sriov: InfiniBand partition key, e.g. 0x00FF. Default: none."""
-    vlan: int | None = Field(default=None, ge=0, le=4094)
+    vlan: Count | None = Field(default=None, ge=0, le=4094)
     """sriov: VLAN id. Default: none."""
 
     @model_validator(mode="before")

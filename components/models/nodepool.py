@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from components.models.base import DnsLabel, Quantity, Spec, at, snake
+from components.models.base import Count, DnsLabel, ImageRef, Quantity, Spec, at, snake
 from components.models.network import NetworkSpec, RailsSpec
 
 Fabric = Literal["efa", "infiniband", "roce", "tcp", "tcpx", "tcpxo", "rdma"]
@@ -104,7 +104,7 @@ class QueuedProvisioningSpec(Spec):
     (DWS flex-start with queued provisioning), best-effort-atomic-scale-up.autoscaling.x-k8s.io with the Cluster
     Autoscaler (EKS node group pools); required on existing clusters, where the stack cannot know which class
     their autoscaler serves."""
-    retries: int = Field(default=3, ge=0, le=100)
+    retries: Count = Field(default=3, ge=0, le=100)
     """How many times Kueue asks again after a request fails (or its booking expires before admission), backing
     off 60 s doubling up to 30 minutes; after the last the job is deactivated. 0 asks once. Default: 3 (Kueue's)."""
 
@@ -139,7 +139,7 @@ class NcclSizesSpec(Spec):
     """Smallest message. Default: 1M."""
     max: str | None = None
     """Largest message, where the floor applies. Default: 8G on GPUs with 40 GiB or more, else 1G."""
-    factor: int = Field(default=2, ge=2)
+    factor: Count = Field(default=2, ge=2)
     """Each size is the previous one times this. Default: 2."""
 
     @field_validator("min", "max", mode="before")
@@ -167,7 +167,7 @@ class FabricCheckSpec(Spec):
     """Run the check. Default: on for a pool with a fast fabric (efa, infiniband, roce, tcpx, tcpxo, rdma):
     at deploy time on a pool that keeps at least `nodes` nodes (minNodes), which `pulumi up` waits for; else on
     scale-up, once the pool first has `nodes` checked nodes (a check never scales a pool up by itself)."""
-    nodes: int = Field(default=2, ge=2)
+    nodes: Count = Field(default=2, ge=2)
     """Nodes the test spans, all GPUs of each. At most maxNodes; above minNodes, the check runs on scale-up.
     Default: 2."""
     min_bus_bandwidth: float | None = Field(default=None, gt=0)
@@ -178,10 +178,10 @@ class FabricCheckSpec(Spec):
     """all_reduce_perf | all_gather_perf | reduce_scatter_perf | alltoall_perf. Default: all_reduce_perf."""
     sizes: NcclSizesSpec = Field(default_factory=NcclSizesSpec)
     """The message sizes: `{min, max, factor}`. Default: 1M to 8G (1G on GPUs under 40 GiB), doubling."""
-    image: str | None = None
+    image: ImageRef | None = None
     """The NCCL-tests image (with mpirun, sshd and the fabric's NCCL plugin). Default: a pinned public
     image for the pool's fabric."""
-    timeout_minutes: int = Field(default=30, ge=5, le=24 * 60)
+    timeout_minutes: Count = Field(default=30, ge=5, le=24 * 60)
     """How long the gate may take, image pulls included, before it fails. Default: 30."""
 
     @property
@@ -203,11 +203,11 @@ class NodeCheckSpec(Spec):
     """The single-node all_reduce floor across the node's GPUs, in GB/s of bus bandwidth at the largest
     message size. Default: derived from the GPU's NVLink bandwidth (catalog); none on GPUs without NVLink,
     where the result is recorded but not judged."""
-    image: str | None = None
+    image: ImageRef | None = None
     """The NCCL-tests image of the NVLink test. Default: the fabric check's image for the pool's fabric."""
-    dcgm_image: str | None = None
+    dcgm_image: ImageRef | None = None
     """The DCGM image the diagnostics run in. Default: NVIDIA's pinned DCGM image."""
-    timeout_minutes: int = Field(default=60, ge=5, le=24 * 60)
+    timeout_minutes: Count = Field(default=60, ge=5, le=24 * 60)
     """How long one node's check may take before it counts as failed. Default: 60."""
 
 
@@ -228,7 +228,7 @@ class NodePoolSpec(Spec):
     """GCP machine type, e.g. a3-highgpu-8g. Required on GCP."""
     accelerator_type: str | None = None
     """GCP accelerator type. Default: from the catalog for the machine type."""
-    gpus_per_node: int | None = Field(default=None, ge=1)
+    gpus_per_node: Count | None = Field(default=None, ge=1)
     """GPUs per node. Required on existing clusters; elsewhere derived from the catalog, and a
     stated value that contradicts it is an error. Default: from the catalog."""
     gpu_model: str | None = None
@@ -238,9 +238,9 @@ class NodePoolSpec(Spec):
     cluster's pool without instanceType, or a type not catalogued); the catalog's figures are used otherwise, and on
     an existing cluster a stated figure replaces them (its kubelet's reservations are its own). Default: the
     catalog's, else unknown."""
-    min_nodes: int = Field(default=0, ge=0)
+    min_nodes: Count = Field(default=0, ge=0)
     """Minimum nodes. Default: 0."""
-    max_nodes: int | None = Field(default=None, ge=1)
+    max_nodes: Count | None = Field(default=None, ge=1)
     """Maximum nodes; a job's `nodes` may not exceed it. Default: the most nodes a job of this stack
     asks of the pool (its `nodes`, or `elastic.maxNodes`), and at least minNodes and 1."""
     zone: str | None = None
@@ -277,7 +277,7 @@ class NodePoolSpec(Spec):
     """Existing clusters: the labels that find this pool's nodes. Default, when the stack has this one
     pool and installs the GPU Operator: nvidia.com/gpu.present=true, the label its GPU Feature
     Discovery puts on every GPU node; required otherwise."""
-    disk_size_gb: int = Field(default=500, ge=20)
+    disk_size_gb: Count = Field(default=500, ge=20)
     """Root disk size in GiB. Default: 500."""
     gpu_driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
     """GKE-managed driver version. Default: DEFAULT."""
@@ -295,14 +295,14 @@ class NodePoolSpec(Spec):
     devices: "mlx5_{i}", range: 192.168.0.0/16, speedGbps: 400}` makes one NAD per rail (<pool>-rail-0,
     <pool>-rail-1, ...) and attaches them all; `rails: 8` (or count, devices and speedGbps alone) only
     states them, for a pool that lists its rails' NADs by hand in `networks`. Default: none."""
-    traffic_class: int | None = Field(default=None, ge=0, le=255)
+    traffic_class: Count | None = Field(default=None, ge=0, le=255)
     """roce / infiniband: NCCL_IB_TC, the traffic class NCCL's RDMA traffic carries, matching the
     fabric's lossless (PFC / ECN) class: DSCP x 4, plus the ECN bits (e.g. 106 for DSCP 26). Default:
     unset (NCCL's 0)."""
-    service_level: int | None = Field(default=None, ge=0, le=15)
+    service_level: Count | None = Field(default=None, ge=0, le=15)
     """roce / infiniband: NCCL_IB_SL, the InfiniBand service level (the priority on RoCE) of NCCL's
     traffic. Default: unset (NCCL's 0)."""
-    nvlink_domain_nodes: int | None = Field(default=None, ge=2)
+    nvlink_domain_nodes: Count | None = Field(default=None, ge=2)
     """Rack-scale NVLink pools (GB200 / GB300): the most nodes one NVLink domain of this pool joins, e.g. 9
     for AWS's u-p6e-gb200x36 UltraServer. Default: the whole rack the GPU model comes in (18 for NVL72)."""
     fabric_check: FabricCheckSpec = Field(default_factory=FabricCheckSpec)

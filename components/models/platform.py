@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.models.base import DnsLabel, Spec, at
+from components.models.base import Count, DnsLabel, ImageRef, Spec, at
 from components.versions import TRAINER_MPI_IMAGE
 
 
@@ -91,7 +91,7 @@ class MonitoringSpec(Spec):
     """PrometheusRules for the GPU faults that must page (XIDs, ECC, row remaps, NVLink, a GPU off the bus,
     thermal throttling) and idle GPUs in running training jobs. Default: on with a Prometheus Operator where the
     GPU Operator's DCGM exporter runs (not on GKE's managed DCGM, which does not export those fields)."""
-    idle_gpu_minutes: int = Field(default=30, ge=5, le=1440)
+    idle_gpu_minutes: Count = Field(default=30, ge=5, le=1440)
     """How long a running training job's GPU may sit idle (under 1% utilization) before its alert fires.
     Default: 30."""
     labels: dict[str, str] = Field(default_factory=dict)
@@ -110,7 +110,7 @@ class PriorityClassSpec(Spec):
 
     name: DnsLabel
     """Name. Required."""
-    value: int = Field(ge=-2147483648, le=1000000000)
+    value: Count = Field(ge=-2147483648, le=1000000000)
     """Priority; higher preempts lower. Required."""
     preempting: bool = True
     """Whether pods of this class preempt lower ones. Default: true."""
@@ -133,7 +133,7 @@ class TrainerSpec(Spec):
     enabled: bool = False
     """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes.
     Default: false."""
-    mpi_image: str = Field(default=TRAINER_MPI_IMAGE, min_length=1)
+    mpi_image: ImageRef = Field(default=TRAINER_MPI_IMAGE, min_length=1)
     """The image the nodes of the pools' DeepSpeed and MPI runtimes run: Trainer v2.3 starts them from the
     runtime, not the TrainJob, so a job with another image gets a runtime of its own. It runs sshd as the
     upstream deepspeed-runtime image does (user 1000, /home/mpiuser/.sshd_config, port 2222).
@@ -145,9 +145,9 @@ class QueueSpec(Spec):
 
     name: DnsLabel
     """Queue name; jobs refer to it as `scheduler.queue`. Required."""
-    gpus: int = Field(ge=0)
+    gpus: Count = Field(ge=0)
     """GPUs the queue may use at once. Required."""
-    weight: int = Field(default=1, ge=1)
+    weight: Count = Field(default=1, ge=1)
     """Share of the cluster when queues compete (the Volcano Queue's weight; the Kueue ClusterQueue's
     fair-sharing weight within its cohort). Default: 1."""
     reclaimable: bool = True
@@ -159,10 +159,10 @@ class QueueSpec(Spec):
     cohort: DnsLabel | None = None
     """Kueue cohort: queues of one cohort borrow each other's idle GPUs, and reclaim what they lent.
     A cohort of its own keeps a queue apart. Default: `gpu-training`, one cohort for every queue of the stack."""
-    borrowing_limit: int | None = Field(default=None, ge=0)
+    borrowing_limit: Count | None = Field(default=None, ge=0)
     """GPUs the queue may borrow from its cohort beyond `gpus`, on each of its pools (Kueue).
     Default: none set, so up to what the cohort has idle."""
-    lending_limit: int | None = Field(default=None, ge=0)
+    lending_limit: Count | None = Field(default=None, ge=0)
     """GPUs of its own quota, on each of its pools, that the queue lends to its cohort while idle (Kueue).
     Default: none set, so all of them."""
 
@@ -215,5 +215,5 @@ class NamespaceSpec(Spec):
 
     name: DnsLabel
     """Namespace name. Required."""
-    gpu_quota: int | None = Field(default=None, ge=0)
+    gpu_quota: Count | None = Field(default=None, ge=0)
     """ResourceQuota on requests.nvidia.com/gpu. Default: none."""

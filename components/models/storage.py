@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components import quantity
 from components.gcp import filesystems as managed_lustre
-from components.models.base import DnsLabel, ObjectName, Quantity, Spec, at, check_variant_fields
+from components.models.base import Count, DnsLabel, ObjectName, Quantity, Spec, at, check_variant_fields
 
 Backend = Literal["efs", "fsx-lustre", "filestore", "managed-lustre", "nfs", "storageClass", "s3", "gcs"]
 Use = Literal["data", "checkpoints"]
@@ -95,7 +95,7 @@ class LustreMetadataSpec(Spec):
     mode: Literal["AUTOMATIC", "USER_PROVISIONED"] = "AUTOMATIC"
     """AUTOMATIC (FSx scales metadata IOPS with storage capacity) or USER_PROVISIONED (`iops`).
     Default: AUTOMATIC."""
-    iops: int | None = None
+    iops: Count | None = None
     """USER_PROVISIONED: metadata IOPS, 1500, 3000, 6000, or a multiple of 12000 up to 192000. Required for
     USER_PROVISIONED; FSx cannot lower it later without recreating the file system. Default: none."""
 

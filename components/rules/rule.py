@@ -17,6 +17,8 @@ DEFAULT_MIN_SHM = MIN_MULTI_NODE_SHM
 Severity = Literal["low", "medium", "high", "critical"]
 Cluster = Literal["eks", "gke", "existing"]
 CLUSTERS: tuple[Cluster, ...] = ("eks", "gke", "existing")
+CLUSTER_OF_PROVIDER: dict[str, Cluster] = {"aws": "eks", "gcp": "gke", "existing": "existing"}
+"""The cluster a stack's provider makes."""
 PRIVILEGED_NAMESPACES: tuple[str, ...] = tuple(
     dict.fromkeys(
         (

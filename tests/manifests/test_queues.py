@@ -353,7 +353,7 @@ def test_the_crd_refuses_a_check_without_a_class() -> None:
 
 def test_a_queue_without_namespaces_reaches_every_job_namespace_but_not_the_node_checks() -> None:
     # The node check's DaemonSet pods are not Kueue's to admit: a LocalQueue there would be an unused object.
-    stack = stack_file("dev", scheduler={"type": "kueue", "queues": [{"name": "research", "gpus": 16}]})
+    stack = stack_file("dev", scheduler={"type": "kueue", "queues": [{"name": "research", "gpus": 32}]})
     assert stack.node_checks and NODE_CHECK_NAMESPACE in stack.namespaces
     locals_ = [o["metadata"]["namespace"] for o in platform.queues(stack) if o["kind"] == "LocalQueue"]
     assert NODE_CHECK_NAMESPACE not in locals_

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from components import rules
+from components.config import parse_stack
+from components.errors import ConfigError
 from components.render import render
 from components.rules.rule import Settings
 from components.rules.subjects import from_objects
-from components.validation import resolve_raw
+from components.validation import resolve, resolve_raw
 
 
 def pod(args: list[str], env: list[dict[str, str]] | None = None) -> dict[str, Any]:
@@ -161,7 +165,8 @@ def test_check_of_a_stack_finds_a_bucket_volume_with_its_checkpoint_options_repl
     }
 
     def findings(volume: dict[str, Any]) -> list[tuple[str, str]]:
-        stack = resolve_raw({**config, "storage": {"volumes": [volume]}})
+        # A stack made in code: a stack file's (resolve_raw) is refused at render, below.
+        stack = resolve(parse_stack({**config, "storage": {"volumes": [volume]}}))
         subjects = from_objects(render(stack).objects)
         return [(f.subject, f.message) for f in rules.run(subjects, Settings()) if f.rule == "checkpoint-path"]
 
@@ -174,3 +179,5 @@ def test_check_of_a_stack_finds_a_bucket_volume_with_its_checkpoint_options_repl
     ]
     assert all("writes checkpoints to /checkpoints/llama (env CHECKPOINT_DIR)" in m for _, m in found)
     assert all("lacks allow-overwrite" in m for _, m in found)
+    with pytest.raises(ConfigError, match="check's mandatory rule checkpoint-path"):
+        resolve_raw({**config, "storage": {"volumes": [{**default, "mountOptions": ["allow-delete"]}]}})

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import images, nvlink, provisioning, repair
+from components import identifiers, images, nvlink, provisioning, repair
 from components.addons.mirror import CHART_IMAGES
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
@@ -152,9 +152,11 @@ class Rendered:
         return f"images: through the registry mirror ({routes}){upstream}"
 
     def warnings(self) -> list[str]:
-        """What the stack renders but will not do as well as asked: checkpoints over their time budget, charts whose
-        images the registry mirror does not reach."""
-        found = [
+        """What the stack renders but will not do as well as asked: names taken on the stack's word or past what
+        this release knows (components/identifiers.py), checkpoints over their time budget, charts whose images the
+        registry mirror does not reach."""
+        found = [f"{i.path}: {i.message}" for i in identifiers.warnings(self.stack.config)]
+        found += [
             f"images.registryMirror does not reach the images of add-on {name}: {why}"
             for name, why in self.addons.unmirrored.items()
         ]

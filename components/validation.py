@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components import fabriccheck, nodecheck, overhead, provisioning, repair
+from components import fabriccheck, identifiers, nodecheck, overhead, provisioning, repair
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError, Issue
@@ -86,7 +86,9 @@ def resolve(config: StackConfig) -> Stack:
         _demand(config),
         gpu_labels=labelled,
         kubernetes_version=cluster.kubernetes_version,
+        allow_unknown=getattr(cluster, "allow_unknown", ()),
     )
+    issues = [*identifiers.issues(config), *issues]  # a name the cloud lacks before what follows from it
     pools = {name: _with_platform(config, pool) for name, pool in pools.items()}
     issues += _topology(config)
     issues += _volcano_topologies(config, pools)

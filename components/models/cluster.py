@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from components.aws import regions as aws_regions
+from components.gcp import regions as gcp_regions
 from components.models.base import DnsLabel, Spec, at
 
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
@@ -88,9 +90,18 @@ class AwsClusterSpec(Spec):
     """IAM principal ARNs given cluster-admin access entries. Default: none (the creator is admin)."""
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
     """The add-on node group. Default: 2-4 m6i.2xlarge nodes."""
+    allow_unknown: list[str] = Field(default_factory=list)
+    """Names this release's lists do not know that the stack vouches for, exactly as written: a region, zone,
+    Kubernetes minor or instance type that the cloud added after the release. Render accepts each with a warning and
+    the cloud judges it at deploy time. Default: none."""
 
     @model_validator(mode="after")
     def _vpc_or_subnets(self) -> AwsClusterSpec:
+        subnet_zones = list(self.subnet_ids) if isinstance(self.subnet_ids, dict) else []
+        named = {"availabilityZones": list(self.availability_zones), "subnetIds": subnet_zones}
+        found = aws_regions.cluster_problem(self.region, named, self.allow_unknown)
+        if found:
+            raise at(*found)
         for zone in [*self.availability_zones, *(self.subnet_ids if isinstance(self.subnet_ids, dict) else [])]:
             if not zone.startswith(self.region):
                 raise at("availabilityZones", f"zone '{zone}' is not in the region '{self.region}'")
@@ -250,6 +261,17 @@ class GcpClusterSpec(Spec):
     maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
     """The maintenance window and exclusions. Default: a daily window at 09:00 GMT and, with GPU pools, no
     minor or node upgrades until the end of support of the cluster's minor."""
+    allow_unknown: list[str] = Field(default_factory=list)
+    """Names this release's lists do not know that the stack vouches for, exactly as written: a region, zone,
+    Kubernetes minor or machine type that the cloud added after the release. Render accepts each with a warning and
+    the cloud judges it at deploy time. Default: none."""
+
+    @model_validator(mode="after")
+    def _known_places(self) -> GcpClusterSpec:
+        found = gcp_regions.cluster_problem(self.project, self.region, self.zone, self.allow_unknown)
+        if found:
+            raise at(*found)
+        return self
 
 
 class ExistingClusterSpec(Spec):

@@ -28,6 +28,12 @@ def warnings(config: StackConfig) -> list[Issue]:
     cluster = config.cluster
     if not isinstance(cluster, AwsClusterSpec | GcpClusterSpec):
         return []
+    return [*_vouched(config, cluster), *_minor_warnings(cluster)]
+
+
+def _vouched(config: StackConfig, cluster: AwsClusterSpec | GcpClusterSpec) -> list[Issue]:
+    """What each allowUnknown entry lets through: a pool's type (and what render then cannot know), another name,
+    or one the lists know, which need not be there."""
     found: list[Issue] = []
     cloud: catalog.Provider = cluster.provider
     for index, spec in enumerate(config.node_pools):
@@ -43,9 +49,26 @@ def warnings(config: StackConfig) -> list[Issue]:
                 )
             )
     known = _known_names(cluster)
+    pool_types = {spec.instance_type or spec.machine_type for spec in config.node_pools}
+    service = "AWS" if cloud == "aws" else "Google Cloud"
     for index, name in enumerate(cluster.allow_unknown):
         if name in known:
             found.append(Issue(f"cluster.allowUnknown[{index}]", f"{name} is known to this release: drop it"))
+        elif name not in pool_types:  # a pool's type has its own warning above
+            found.append(
+                Issue(
+                    f"cluster.allowUnknown[{index}]",
+                    f"{name} is not in this release's lists and is taken on the stack's word: {service} judges it "
+                    "at deploy time",
+                )
+            )
+    return found
+
+
+def _minor_warnings(cluster: AwsClusterSpec | GcpClusterSpec) -> list[Issue]:
+    """A minor in paid or Extended-channel support, or newer than the lists."""
+    found: list[Issue] = []
+    cloud = cluster.provider
     minor = _minor(cluster.kubernetes_version)
     if cloud == "aws":
         entry = next((m for m in eks.MINORS if m.version == minor), None)

@@ -128,7 +128,8 @@ def cluster_problem(region: str, zones_named: dict[str, list[str]], allowed: Ite
         return "region", found
     for key, named in zones_named.items():
         for index, zone in enumerate(named):
-            problem = None if zone in allowed else zone_problem(zone, region)
+            vouched = zone in allowed or (region in allowed and zone.startswith(region))  # a new region's zones
+            problem = None if vouched else zone_problem(zone, region)
             if problem:
                 # A zone of a known region gets the region's zones in the problem; another, the closest names.
                 close = [] if zone.startswith(region) else [z for r in sorted(REGIONS) for z in zones(r)]

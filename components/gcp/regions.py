@@ -116,7 +116,8 @@ def cluster_problem(project: str, region: str, zone: str | None, allowed: Iterab
         return "project", f"'{project}' {found} (Google's rules for project ids)"
     if region not in REGIONS and region not in allowed:
         return "region", unknown.message(region, "is not a Google Cloud region", REGIONS, "a region", AS_OF)
-    problem = None if zone is None or zone in allowed else zone_problem(zone)
+    vouched = zone is None or zone in allowed or region in allowed  # a new region's zones are its own
+    problem = None if vouched else zone_problem(zone or "")
     if problem:
         close = [] if (zone or "").startswith(f"{region}-") else _all_zones()
         return "zone", unknown.message(zone or "", problem, close, "a zone", AS_OF)

@@ -5,7 +5,8 @@ aws-cn, aws-us-gov, aws-eusc and the ISO partitions (the `*-global` pseudo-regio
 
 Zone letters: AWS, "AZ IDs" (docs.aws.amazon.com/global-infrastructure/latest/regions/az-ids.html): every region
 introduced after November 2012 maps its Availability Zones to the codes a, b, c ... in the same way for every
-account, and AWS plans at least three per region, so such a region's zones are a-c unless `_LETTERS` lists more.
+account, and AWS plans at least three per region, so such a region's zones are a-c unless `_LETTERS` lists more
+(the counts as known on 2026-11-27, not machine-read: recheck with `aws ec2 describe-availability-zones`).
 The older regions map zones to letters per account, so the letters below are every letter an account may see:
 us-east-1 a-f (six zones), us-west-2 a-d, us-west-1 a-c (two zones per account, three letters across accounts),
 ap-northeast-1 a-d (a, c, d today; b on older accounts), ap-northeast-2 a-d, ca-central-1 a-d (a, b, d) and

@@ -1,9 +1,10 @@
 """Google Cloud regions, their zones, and the rule for project ids: pure data, standard library only.
 
-Regions and zones: Google Cloud, "Regions and zones" (cloud.google.com/compute/docs/regions-zones), the table of
-every region and its zones as of 2026 (a Compute Engine region has three zones, a few four; most are lettered
-a-c, a few b-d, and us-central1 a, b, c, f). AI zones and zones that appear after this list are not in it: name one
-in `cluster.allowUnknown`.
+Regions and zones: Google Cloud, "Regions and zones" (cloud.google.com/compute/docs/regions-zones), its table of
+every region and its zones (a Compute Engine region has three zones, a few four; most are lettered a-c, a few b-d,
+and us-central1 a, b, c, f). Written down on 2026-11-27 from that table as known, not machine-read: recheck it
+against `gcloud compute zones list` when a region is added. AI zones and zones that appear after this list are not
+in it: name one in `cluster.allowUnknown`.
 
 Project ids: Google Cloud, "Creating and managing projects" (cloud.google.com/resource-manager/docs/
 creating-managing-projects): 6 to 30 characters, lowercase letters, digits and hyphens, starting with a letter,

@@ -27,8 +27,29 @@ def warnings(config: StackConfig) -> list[Issue]:
     newer than this release knows."""
     cluster = config.cluster
     if not isinstance(cluster, AwsClusterSpec | GcpClusterSpec):
-        return []
+        return _near_misses(config)
     return [*_vouched(config, cluster), *_minor_warnings(cluster)]
+
+
+def _near_misses(config: StackConfig) -> list[Issue]:
+    """An existing cluster's pool may name any type (its nodes' own label), but one a letter from a catalogued type
+    is most likely a typo, which costs the pool the catalog's cpu, memory and fabric."""
+    found: list[Issue] = []
+    for index, spec in enumerate(config.node_pools):
+        for key, cloud in (("instanceType", "aws"), ("machineType", "gcp")):
+            name = getattr(spec, "instance_type" if cloud == "aws" else "machine_type")
+            if not name or catalog.lookup(cloud, name) is not None:  # type: ignore[arg-type]
+                continue
+            close = unknown.did_you_mean(name, catalog.names(cloud))  # type: ignore[arg-type]
+            if close:
+                found.append(
+                    Issue(
+                        f"nodePools[{index}].{key}",
+                        f"{name} is not in the catalog{close} (as written, the pool gets no catalogued cpu, memory "
+                        "or fabric)",
+                    )
+                )
+    return found
 
 
 def _vouched(config: StackConfig, cluster: AwsClusterSpec | GcpClusterSpec) -> list[Issue]:

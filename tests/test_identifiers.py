@@ -240,3 +240,12 @@ def test_every_shipped_stack_names_only_what_the_lists_know() -> None:
         config = resolve_file(path).config
         assert identifiers.warnings(config) == [], path
         assert not getattr(config.cluster, "allow_unknown", []), path
+
+
+def test_an_existing_clusters_type_one_letter_from_the_catalog_is_a_warning_not_an_error() -> None:
+    pool = {"name": "h100", "instanceType": "p5.49xlarge", "gpusPerNode": 8, "nodeSelector": {"a": "b"}}
+    raw = stack({"provider": "existing", "name": "t"}, [pool])
+    assert resolve(parse_stack(raw)).pools["h100"].gpus_per_node == 8
+    ((where, message),) = warned(raw)
+    assert where == "nodePools[0].instanceType" and "'p5.48xlarge'" in message
+    assert warned(stack({"provider": "existing", "name": "t"}, [{**pool, "instanceType": "dgx-h100"}])) == []

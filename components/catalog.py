@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 Provider = Literal["aws", "gcp"]
+AS_OF = "2026-08-06"
+"""The day of the catalog's newest machine-readable source ([VPC]): types launched later are not in it."""
 Arch = Literal["x86_64", "arm64"]
 KUBERNETES_ARCH: dict[str, str] = {"x86_64": "amd64", "arm64": "arm64"}
 """The kubernetes.io/arch value of each CPU architecture."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import Field
 
-from components import catalog, provisioning, quantity
+from components import catalog, fabricfit, provisioning, quantity, unknown
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import RAIL_TYPES, NetworkConfig, NetworkSpec, nad_parents, plugin_interfaces, wrong_type
@@ -382,13 +382,15 @@ def resolve_pools(
     *,
     gpu_labels: bool = False,
     kubernetes_version: str | None = None,
+    allow_unknown: Collection[str] = (),
 ) -> tuple[dict[str, Pool], list[Issue]]:
     """Every pool resolved, and the issues that stop one from resolving.
 
     `demand` is the most nodes a job asks of each pool, which a pool without maxNodes is sized to.
     `gpu_labels`: GPU Feature Discovery labels the nodes, so a lone pool on an existing cluster can be
     found by GPU_PRESENT_LABEL. `kubernetes_version` is the cluster's version (a minor, or on GKE an exact
-    version), which GKE fabrics depend on.
+    version), which GKE fabrics depend on. `allow_unknown`: machine types not in the catalog that the stack
+    vouches for (cluster.allowUnknown).
     """
     lone = gpu_labels and provider == "existing" and len(pools) == 1
     # The shared device plugin has one selector for the whole cluster.
@@ -413,6 +415,7 @@ def resolve_pools(
             max_nodes=most,
             kubernetes_version=kubernetes_version,
             plugin_interfaces=plugin,
+            allow_unknown=allow_unknown,
         )
         issues.extend(found)
         if pool is not None:
@@ -430,9 +433,14 @@ def _resolve(
     max_nodes: int,
     kubernetes_version: str | None = None,
     plugin_interfaces: list[str] | None = None,
+    allow_unknown: Collection[str] = (),
 ) -> tuple[Pool | None, list[Issue]]:
     """The pool, or None and what stops it. `plugin_interfaces`: the shared device plugin's ifNames
     across the stack (empty: it exposes every Mellanox device)."""
+    own_type = {"aws": spec.instance_type, "gcp": spec.machine_type}.get(provider)
+    typo = unknown.machine_type(provider, own_type, path, allow_unknown) if own_type else None
+    if typo is not None:
+        return None, [typo]  # every other fact of the pool is the catalog's: nothing else can be judged
     issues: list[Issue] = []
     if provisioning.capacity(spec, provider) != spec.capacity.type:
         spec = spec.model_copy(update={"capacity": CapacitySpec(type=provisioning.capacity(spec, provider))})
@@ -475,6 +483,9 @@ def _resolve(
     gpu_model = spec.gpu_model or (machine.gpu_model if machine else None)
     rack = catalog.nvlink_domain_nodes(gpu_model)
     placement = spec.placement or _default_placement(provider, zone, spec.capacity.type, rack_scale=bool(rack))
+    unfit = fabricfit.issues(spec, provider, fabric, machine, path)
+    if unfit:
+        return None, [*issues, *unfit]  # what follows from the fabric (RDMA devices, rails) would only echo it
     issues.extend(
         _check_provider_options(spec, provider, fabric=fabric, placement=placement, machine=machine, path=path)
     )
@@ -764,32 +775,8 @@ def _check_provider_options(
     path: str,
 ) -> list[Issue]:
     issues: list[Issue] = []
-    if fabric in GPUDIRECT_FABRICS:
-        issues.extend(_check_gpudirect(spec, provider, fabric, machine, path))
-    if fabric == "efa":
-        if provider == "gcp":
-            issues.append(Issue(f"{path}.fabric", f"EFA is an AWS fabric; {_gke_fabrics(machine)}"))
-        elif machine is None:
-            issues.append(
-                Issue(
-                    f"{path}.fabric",
-                    f"EFA needs an instance type with EFA, and '{spec.instance_type}' is not in the catalog",
-                )
-            )
-        elif not machine.has_efa:
-            efa_types = ", ".join(
-                n for n in catalog.names("aws") if (m := catalog.lookup("aws", n)) and m.efa_interfaces >= 4
-            )
-            issues.append(
-                Issue(
-                    f"{path}.fabric",
-                    f"{machine.name} has no EFA; use an EFA instance type ({efa_types}) or fabric tcp",
-                )
-            )
-        if provider == "aws" and not spec.zone:
-            issues.append(Issue(f"{path}.zone", "an EFA pool lives in one availability zone: set `zone`"))
-    if fabric in ("infiniband", "roce") and provider == "gcp":
-        issues.append(Issue(f"{path}.fabric", f"{fabric} over Multus is not available on GKE; {_gke_fabrics(machine)}"))
+    if fabric == "efa" and provider == "aws" and not spec.zone:
+        issues.append(Issue(f"{path}.zone", "an EFA pool lives in one availability zone: set `zone`"))
     allowed = {"aws": ("cluster", "none"), "gcp": ("compact", "none"), "existing": ("none",)}[provider]
     if placement not in allowed:
         what = {
@@ -951,39 +938,6 @@ def _gke_version_issues(
             )
         )
     return issues
-
-
-def _gke_fabrics(machine: catalog.MachineType | None) -> str:
-    """What a GKE pool of this machine can use instead, in words."""
-    if machine is not None and machine.gpudirect:
-        return f"{machine.name} uses {machine.gpudirect} (GPUDirect, its default) or tcp"
-    return "GKE pools use tcp, or GPUDirect (tcpx, tcpxo, rdma) on a machine with GPU NICs"
-
-
-def _check_gpudirect(
-    spec: NodePoolSpec, provider: Provider, fabric: str, machine: catalog.MachineType | None, path: str
-) -> list[Issue]:
-    """A GPUDirect fabric is GKE's, and each is tied to the machine types that have its NICs."""
-    if provider != "gcp":
-        return [
-            Issue(
-                f"{path}.fabric",
-                f"{fabric} is GKE GPUDirect, which needs the GPU NIC networks a GKE stack makes; "
-                + ("use efa" if provider == "aws" else "on an existing cluster use roce or infiniband, or tcp"),
-            )
-        ]
-    if machine is None:
-        return [Issue(f"{path}.fabric", f"{fabric} needs a machine type in the catalog; {spec.machine_type} is not")]
-    if machine.gpudirect != fabric:
-        offers = {"tcpx": "a3-highgpu-8g", "tcpxo": "a3-megagpu-8g", "rdma": "a3-ultragpu-8g, a4-highgpu-8g"}
-        return [
-            Issue(
-                f"{path}.fabric",
-                f"pool '{spec.name}': {machine.name} cannot do {fabric} ({fabric} is for {offers[fabric]}); "
-                + (f"use {machine.gpudirect} or tcp" if machine.gpudirect else "use tcp"),
-            )
-        ]
-    return []
 
 
 def _check_scaling(

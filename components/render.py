@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import identity, images, nvlink, plaintext, provisioning, repair
+from components import identifiers, identity, images, nvlink, plaintext, provisioning, repair
 from components.addons.mirror import CHART_IMAGES
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
@@ -158,10 +158,12 @@ class Rendered:
         return f"images: through the registry mirror ({routes}){upstream}"
 
     def warnings(self) -> list[str]:
-        """What the stack renders but will not do as well as asked: checkpoints over their time budget, charts whose
-        images the registry mirror does not reach, service accounts the jobs name that the stack does not make,
-        placeholders where a credential goes."""
-        found = [
+        """What the stack renders but will not do as well as asked: names taken on the stack's word or past what
+        this release knows (components/identifiers.py), checkpoints over their time budget, charts whose images the
+        registry mirror does not reach, service accounts the jobs name that the stack does not make, placeholders
+        where a credential goes."""
+        found = [f"{i.path}: {i.message}" for i in identifiers.warnings(self.stack.config)]
+        found += [
             f"images.registryMirror does not reach the images of add-on {name}: {why}"
             for name, why in self.addons.unmirrored.items()
         ]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from components import (
     fabriccheck,
+    identifiers,
     identity,
     mandatory,
     nodecheck,
@@ -98,7 +99,9 @@ def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
         _demand(config),
         gpu_labels=labelled,
         kubernetes_version=cluster.kubernetes_version,
+        allow_unknown=getattr(cluster, "allow_unknown", ()),
     )
+    issues = [*identifiers.issues(config), *issues]  # a name the cloud lacks before what follows from it
     pools = {name: _with_platform(config, pool) for name, pool in pools.items()}
     issues = [*plaintext.issues(config, secure), *issues]  # a leaked credential first
     issues += _topology(config)

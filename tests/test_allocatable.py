@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from components import catalog, quantity
 from components.allocatable import GPU_RESOURCE, allocatable, pod_requests, unadvertised
 from components.fabric import profile
+from components.fabricfit import machine_fabrics
 from components.manifests import trainingjob
 from components.manifests.plan import plan
 from components.manifests.trainingruntime import runtime_names
@@ -177,7 +178,7 @@ def pools(draw: st.DrawFn) -> Pool:
     else:
         key = "instanceType" if maker == "aws" else "machineType"
         spec |= {key: name, "nodeSelector": {"example.com/gpus": "yes"}}
-        if draw(st.booleans()):
+        if "roce" in machine_fabrics(machine) and draw(st.booleans()):  # a machine with RoCE NICs
             spec |= {"fabric": "roce", "networks": ["roce-network"]}
     resolved, issues = resolve_pools([NodePoolSpec.model_validate(spec)], provider, _region(provider), _NETWORK)
     assert not issues, issues

@@ -97,13 +97,35 @@ def test_issue_paths_name_the_pools_position() -> None:
     assert [i.path for i in issues] == ["nodePools[1].gpusPerNode"]
 
 
-def test_an_uncatalogued_aws_type_needs_gpus() -> None:
-    _, issues = resolve("aws", {"name": "x", "instanceType": "p9.huge", "maxNodes": 1, "fabric": "tcp"})
+def uncatalogued(spec: dict[str, Any]) -> tuple[dict[str, Pool], list[Issue]]:
+    """A pool of p9.huge, a type the catalog does not know and the stack vouches for (cluster.allowUnknown)."""
+    pool = NodePoolSpec.model_validate({"name": "x", "instanceType": "p9.huge", "maxNodes": 1, **spec})
+    return resolve_pools([pool], "aws", REGION["aws"], NetworkConfig(), allow_unknown=["p9.huge"])
+
+
+def test_an_uncatalogued_aws_type_is_refused_first_even_with_gpus_per_node() -> None:
+    for extra in ({}, {"gpusPerNode": 8}):
+        _, issues = resolve("aws", {"name": "x", "instanceType": "p5.96xlarge", "maxNodes": 1, **extra})
+        assert [i.path for i in issues] == ["nodePools[0].instanceType"], "never a TCP pool from a typo"
+        assert "did you mean 'p5.4xlarge' or 'p5.48xlarge'" in issues[0].message
+        assert "cluster.allowUnknown: [p5.96xlarge]" in issues[0].message
+
+
+def test_an_uncatalogued_type_the_stack_vouches_for_needs_gpus() -> None:
+    _, issues = uncatalogued({"fabric": "tcp"})
     assert issue_at(issues, "nodePools[0].gpusPerNode")
 
 
-def test_an_uncatalogued_type_with_gpus_resolves() -> None:
-    assert one("aws", {"name": "x", "instanceType": "p9.huge", "gpusPerNode": 4, "maxNodes": 1}).gpus_per_node == 4
+def test_an_uncatalogued_type_with_gpus_resolves_to_a_tcp_pool() -> None:
+    pools, issues = uncatalogued({"gpusPerNode": 4})
+    assert not issues
+    assert (pools["x"].gpus_per_node, pools["x"].fabric, pools["x"].vcpus) == (4, "tcp", None)
+
+
+def test_an_existing_clusters_pool_needs_no_instance_type_and_may_name_any() -> None:
+    for extra in ({}, {"instanceType": "dgx-h100-custom"}):
+        spec = {"name": "x", "gpusPerNode": 8, "maxNodes": 1, "nodeSelector": {"a": "b"}, **extra}
+        assert one("existing", spec).gpus_per_node == 8
 
 
 # -- fabric -------------------------------------------------------------------------------------
@@ -372,8 +394,8 @@ def test_a_scaling_node_group_needs_an_autoscaler_release_for_the_clusters_minor
     from components.errors import ConfigError
     from components.validation import resolve as resolve_stack
 
-    cluster = {"provider": "aws", "name": "c", "region": "us-east-1", "kubernetesVersion": "1.28"}
-    with pytest.raises(ConfigError, match=r"Cluster Autoscaler, which has no release pinned for 1\.28"):
+    cluster = {"provider": "aws", "name": "c", "region": "us-east-1", "kubernetesVersion": "1.36"}
+    with pytest.raises(ConfigError, match=r"Cluster Autoscaler, which has no release pinned for 1\.36"):
         resolve_stack(parse_stack({"cluster": cluster, "nodePools": [{**P5, "minNodes": 1}]}))
     assert resolve_stack(parse_stack({"cluster": cluster, "nodePools": [P5]})).pools["h100"].provisioner == "karpenter"
 

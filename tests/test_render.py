@@ -181,7 +181,7 @@ def test_a_checkpoint_over_its_budget_is_a_warning_saying_what_would_be_faster()
 
 def test_a_slow_managed_lustre_checkpoint_is_told_to_grow_the_instance() -> None:
     config = {
-        "cluster": {"provider": "gcp", "name": "train", "project": "p", "region": "us-central1"},
+        "cluster": {"provider": "gcp", "name": "train", "project": "my-project", "region": "us-central1"},
         "nodePools": [{"name": "a3", "machineType": "a3-megagpu-8g", "zone": "us-central1-a", "maxNodes": 8}],
         "storage": {
             "volumes": [{"name": "ckpt", "backend": "managed-lustre", "size": "72000Gi", "throughputPerTiB": 125}]

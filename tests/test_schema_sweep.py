@@ -46,7 +46,7 @@ AWS = {
     "vpc": {"cidr": "10.0.0.0/16"},
 }
 EXISTING = {"provider": "existing", "name": "lab"}
-GKE = {"provider": "gcp", "name": "train", "project": "ml", "region": "us-central1"}
+GKE = {"provider": "gcp", "name": "train", "project": "ml-project", "region": "us-central1"}
 EXISTING_POOL = {"name": "gpu", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"nvidia.com/gpu.present": "true"}}
 
 MACVLAN = {

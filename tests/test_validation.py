@@ -115,7 +115,9 @@ def _training(declared: list[dict[str, Any]], checkpoint: dict[str, Any], **job_
     [("gcp", "s3", "an EKS cluster (cluster.provider: aws), not gcp"), ("aws", "gcs", "a GKE cluster")],
 )
 def test_a_bucket_volume_needs_its_clouds_cluster(provider: str, backend: str, cloud: str) -> None:
-    cluster = AWS if provider == "aws" else {"provider": "gcp", "name": "t", "project": "p", "region": "us-central1"}
+    cluster = (
+        AWS if provider == "aws" else {"provider": "gcp", "name": "t", "project": "my-project", "region": "us-central1"}
+    )
     ((path, message),) = _stack_issues(
         {"cluster": cluster, "storage": {"volumes": [{"name": "v", "backend": backend}]}}
     )

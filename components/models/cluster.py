@@ -7,6 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from components.aws import kubernetes_versions as eks
+from components.aws import regions as aws_regions
+from components.gcp import kubernetes_versions as gke
+from components.gcp import regions as gcp_regions
 from components.models.base import Count, DnsLabel, Spec, at
 
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
@@ -14,18 +18,15 @@ KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
 STANDARD_SUPPORT_AS_OF = "2026-11-24"
 """The day `STANDARD_SUPPORT_ENDS` was read."""
 STANDARD_SUPPORT_ENDS: dict[str, dict[str, str]] = {
-    "aws": {"1.34": "2026-12-02", "1.35": "2027-03-27"},
-    "gcp": {"1.35": "2027-02-28"},
+    "aws": {m.version: m.standard_ends for m in eks.MINORS if m.standard_ends > STANDARD_SUPPORT_AS_OF},
+    "gcp": {m.version: m.standard_ends for m in gke.MINORS if m.standard(STANDARD_SUPPORT_AS_OF)},
     "existing": {"1.35": "2027-02-28", "1.36": "2027-06-28"},
 }
 """The Kubernetes minors each provider offers in standard (not extended, not paid) support on
-`STANDARD_SUPPORT_AS_OF`, and the day that support ends; a stack's minor should be one of them.
-aws: EKS user guide, "Understand the Kubernetes version lifecycle on EKS" (release calendar): 1.35 released on
-EKS 2026-01-28, standard support to 2027-03-27; 1.34 to 2026-12-02; 1.31 left standard support 2025-11-26
-and its paid extended support ends 2026-11-26. gcp: GKE release schedule (as endoflife.date/google-kubernetes-
-engine tracks it): 1.35 available 2026-02-11, end of standard support 2027-02-28, end of life 2027-04-11; 1.34
-reached end of life 2026-10-01 and 1.33 on 2026-08-03. existing: kubernetes.io/releases: 1.35 end of life
-2027-02-28, 1.36 2027-06-28; 1.34 ended 2026-10-27 and 1.31 2025-10-28."""
+`STANDARD_SUPPORT_AS_OF`, and the day that support ends; a stack's minor should be one of them. aws and gcp: from
+components/aws/kubernetes_versions.py and components/gcp/kubernetes_versions.py, which say where their dates come
+from (EKS's 1.36, whose end date no source read gives, is left out). existing: kubernetes.io/releases: 1.35 end of
+life 2027-02-28, 1.36 2027-06-28; 1.34 ended 2026-10-27 and 1.31 2025-10-28."""
 DEFAULT_KUBERNETES_VERSION = "1.35"
 """The Kubernetes minor every provider defaults to: the one minor in standard support on all three today
 (`STANDARD_SUPPORT_ENDS`), what cluster-toolkit v1.95.0 pins A3 Ultra and A4 clusters to
@@ -88,9 +89,18 @@ class AwsClusterSpec(Spec):
     """IAM principal ARNs given cluster-admin access entries. Default: none (the creator is admin)."""
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
     """The add-on node group. Default: 2-4 m6i.2xlarge nodes."""
+    allow_unknown: list[str] = Field(default_factory=list)
+    """Names this release's lists do not know that the stack vouches for, exactly as written: a region, zone,
+    Kubernetes minor or instance type that the cloud added after the release. Render accepts each with a warning and
+    the cloud judges it at deploy time. Default: none."""
 
     @model_validator(mode="after")
     def _vpc_or_subnets(self) -> AwsClusterSpec:
+        subnet_zones = list(self.subnet_ids) if isinstance(self.subnet_ids, dict) else []
+        named = {"availabilityZones": list(self.availability_zones), "subnetIds": subnet_zones}
+        found = aws_regions.cluster_problem(self.region, named, self.allow_unknown)
+        if found:
+            raise at(*found)
         for zone in [*self.availability_zones, *(self.subnet_ids if isinstance(self.subnet_ids, dict) else [])]:
             if not zone.startswith(self.region):
                 raise at("availabilityZones", f"zone '{zone}' is not in the region '{self.region}'")
@@ -250,6 +260,17 @@ class GcpClusterSpec(Spec):
     maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
     """The maintenance window and exclusions. Default: a daily window at 09:00 GMT and, with GPU pools, no
     minor or node upgrades until the end of support of the cluster's minor."""
+    allow_unknown: list[str] = Field(default_factory=list)
+    """Names this release's lists do not know that the stack vouches for, exactly as written: a region, zone,
+    Kubernetes minor or machine type that the cloud added after the release. Render accepts each with a warning and
+    the cloud judges it at deploy time. Default: none."""
+
+    @model_validator(mode="after")
+    def _known_places(self) -> GcpClusterSpec:
+        found = gcp_regions.cluster_problem(self.project, self.region, self.zone, self.allow_unknown)
+        if found:
+            raise at(*found)
+        return self
 
 
 class ExistingClusterSpec(Spec):

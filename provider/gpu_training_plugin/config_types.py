@@ -135,6 +135,13 @@ groups go into `subnetIds`. Default: false."""
     system_pool: NotRequired[SystemPoolSpec]
     """aws: The add-on node group. Default: 2-4 m6i.2xlarge nodes.
 gcp: The add-on node pool. Default: 2-4 e2-standard-8 nodes."""
+    allow_unknown: NotRequired[list[str]]
+    """aws: Names this release's lists do not know that the stack vouches for, exactly as written: a region, zone,
+Kubernetes minor or instance type that the cloud added after the release. Render accepts each with a warning and
+the cloud judges it at deploy time. Default: none.
+gcp: Names this release's lists do not know that the stack vouches for, exactly as written: a region, zone,
+Kubernetes minor or machine type that the cloud added after the release. Render accepts each with a warning and
+the cloud judges it at deploy time. Default: none."""
     project: NotRequired[str]
     """(gcp only) GCP project id. Required."""
     zone: NotRequired[str]

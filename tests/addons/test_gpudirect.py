@@ -128,7 +128,7 @@ def test_render_of_an_a3_mega_stack_shows_the_full_fabric() -> None:
 
 
 def managed_rdma(version: str = "1.35", **pool: Any) -> Stack:
-    cluster = {"provider": "gcp", "name": "train-gke", "project": "p", "region": "us-central1"}
+    cluster = {"provider": "gcp", "name": "train-gke", "project": "my-project", "region": "us-central1"}
     return stack_file(
         "gke",
         cluster={**cluster, "kubernetesVersion": version},

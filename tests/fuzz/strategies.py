@@ -181,7 +181,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
             "vpc": {"cidr": "10.0.0.0/16"},
         }
     elif provider == "gcp":
-        cluster |= {"project": "p", "region": "us-central1"}
+        cluster |= {"project": "my-project", "region": "us-central1"}
     scheduler = draw(st.sampled_from(["volcano", "kueue", "none"]))
     backend = {"aws": "fsx-lustre", "gcp": "filestore"}.get(provider, "nfs")
     volume: dict[str, Any] = {"name": "ckpt", "backend": backend, "size": "2Ti"}

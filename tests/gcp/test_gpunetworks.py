@@ -344,7 +344,7 @@ def test_the_subnets_come_from_the_clusters_gpu_network_range(pulumi_mocks: Reco
 # Config.
 
 # 1.34: the stack makes the RoCE VPC (from 1.35 GKE's accelerator network profile does by default).
-GKE = {"provider": "gcp", "name": "g", "project": "p", "region": REGION, "kubernetesVersion": "1.34"}
+GKE = {"provider": "gcp", "name": "g", "project": "my-project", "region": REGION, "kubernetesVersion": "1.34"}
 
 
 def config_issues(cluster: dict[str, Any], pools: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from components.gcp.upgrades import maintenance_policy
 from components.models import GcpClusterSpec
 from tests.addons.stacks import stack_file
 
-CLUSTER = {"provider": "gcp", "name": "train", "project": "ml", "region": "us-central1"}
+CLUSTER = {"provider": "gcp", "name": "train", "project": "ml-project", "region": "us-central1"}
 
 
 def spec(**fields: Any) -> GcpClusterSpec:

@@ -113,7 +113,7 @@ def test_an_end_time_belongs_to_a_capacity_block_and_names_its_time_zone() -> No
 
 
 def test_a_capacity_block_is_aws_only_and_flex_start_gcp_only() -> None:
-    gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
+    gcp = {"provider": "gcp", "name": "g", "project": "my-project", "region": "us-central1"}
     a3 = {
         "name": "a3",
         "machineType": "a3-highgpu-8g",
@@ -126,7 +126,7 @@ def test_a_capacity_block_is_aws_only_and_flex_start_gcp_only() -> None:
 
 
 def test_gke_pools_name_a_machine_type_and_aws_pools_an_instance_type() -> None:
-    gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
+    gcp = {"provider": "gcp", "name": "g", "project": "my-project", "region": "us-central1"}
     assert (
         issues(gcp, [{"name": "x", "instanceType": "p5.48xlarge", "maxNodes": 1}])[0][0] == "nodePools[0].instanceType"
     )
@@ -136,7 +136,7 @@ def test_gke_pools_name_a_machine_type_and_aws_pools_an_instance_type() -> None:
 
 
 def test_efa_on_gke_is_refused() -> None:
-    gcp = {"provider": "gcp", "name": "g", "project": "p", "region": "us-central1"}
+    gcp = {"provider": "gcp", "name": "g", "project": "my-project", "region": "us-central1"}
     found = issues(gcp, [{"name": "a3", "machineType": "a3-highgpu-8g", "maxNodes": 1, "fabric": "efa"}])
     assert (
         "nodePools[0].fabric",

@@ -6,7 +6,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.observability import pack as packs
-from tests.addons.stacks import stack_file
+from tests.addons.stacks import raw_config, stack_file
 from tests.observability.stacks import GKE_OPERATOR_POOL, gke_gpu_operator
 
 
@@ -43,10 +43,13 @@ def test_gke_with_the_gpu_operator_alerts_and_leaves_managed_dcgm_off() -> None:
 
 
 def test_managed_dcgm_needs_a_gke_version_that_has_it() -> None:
-    cluster = {**stack_file("gke").config.cluster.to_config(), "kubernetesVersion": "1.31"}
-    assert not packs.resolve(stack_file("gke", cluster=cluster).config).managed_dcgm
+    # 1.32 before its managed DCGM patch: still offered (GKE's Extended channel), too old for managed DCGM, and past
+    # TCPX's least patch (the gke stack's A3 Mega needs a later 1.32 for TCPXO).
+    cluster = {**stack_file("gke").config.cluster.to_config(), "kubernetesVersion": "1.32.1-gke.1000000"}
+    pools = [{**raw_config("gke")["nodePools"][0], "machineType": "a3-highgpu-8g"}]
+    assert not packs.resolve(stack_file("gke", cluster=cluster, nodePools=pools, jobs=[]).config).managed_dcgm
     with pytest.raises(ConfigError, match=r"monitoring.managedDcgm: needs GKE 1.32.1-gke.1357000 or later"):
-        stack_file("gke", cluster=cluster, monitoring={"managedDcgm": True})
+        stack_file("gke", cluster=cluster, nodePools=pools, jobs=[], monitoring={"managedDcgm": True})
 
 
 def test_explicit_settings_win() -> None:

@@ -117,7 +117,9 @@ def parse_stack(
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
-        issues.extend(_after_misspellings(validation_issues(exc, StackConfig), misspelt))
+        sealed = {issue.path for issue in issues}  # a misplaced secret's own value errors only echo it
+        found = _after_misspellings(validation_issues(exc, StackConfig), misspelt)
+        issues.extend(issue for issue in found if issue.path not in sealed)
     else:
         if not issues:
             return config

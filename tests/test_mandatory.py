@@ -104,6 +104,8 @@ TRIPS: dict[str, tuple[Callable[[], dict[str, Any]], str, str]] = {
     ),
 }
 UNREACHABLE = {
+    "literal-credentials": "render refuses a plain credential before it builds an object (components/plaintext.py,"
+    " tests/test_plaintext.py), and a Pulumi secret reaches the pods only by secretKeyRef",
     "gpu-placement": "every GPU pod render makes tolerates its pool's taints (manifests/pod.py tolerations)",
     "nvlink-compute-domain": "every job spanning machines of an NVLink pool claims its ComputeDomain's channel",
     "gpu-requests-equal-limits": "render sets a GPU pod's requests and limits from one figure",

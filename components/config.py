@@ -57,8 +57,10 @@ class LineIndex(MutableMapping[str, int]):
 
     def _indexed(self) -> dict[str, int]:
         if self._text is not None:
-            lines: dict[str, int] = {}
-            config_node = _child(yamlio.compose(self._text), "config")
+            root = yamlio.compose(self._text)
+            # A top-level key that is missing is located at the `config:` line that should hold it.
+            lines: dict[str, int] = {"": _key_line(root, "config") or 1}
+            config_node = _child(root, "config")
             if config_node is not None:
                 for key_node, value_node in config_node.value:
                     namespace, _, name = str(key_node.value).partition(":")
@@ -299,6 +301,14 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
         for key_node, value_node in node.value:
             if key_node.value == key:
                 return value_node
+    return None
+
+
+def _key_line(node: yaml.Node | None, key: str) -> int | None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key:
+                return int(key_node.start_mark.line) + 1
     return None
 
 

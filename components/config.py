@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from components import yamlio
+from components import configkeys, yamlio
 from components.errors import ConfigError, Issue, join_path
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
 from components.models.base import split_at
@@ -38,6 +38,10 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], LineIndex]:
         document = {}
     if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
         raise ConfigError(Issue("config", "a stack file is a mapping with a `config:` mapping inside", str(path), 1))
+    strays = configkeys.stray(document.get("config") or {})
+    if strays:
+        config_node = _child(yamlio.compose(text), "config")
+        raise ConfigError(Issue(i.path, i.message, str(path), _key_line(config_node, i.path) or 1) for i in strays)
     raw: dict[str, Any] = {}
     for key, value in (document.get("config") or {}).items():
         namespace, _, name = str(key).partition(":")

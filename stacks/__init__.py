@@ -24,8 +24,8 @@ def load() -> Stack:
         if value is not None:
             raw[name] = value
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
-    lines = read_stack_file(source)[1] if source.is_file() else {}
     try:
+        lines = read_stack_file(source)[1] if source.is_file() else {}
         return resolve_raw(raw, source=source.name, lines=lines)
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None

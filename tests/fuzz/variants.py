@@ -13,6 +13,10 @@ from tests.fuzz.mutations import stack_keys
 
 NAMES = st.from_regex(r"[a-z][a-z0-9]{0,14}(-[a-z0-9]{1,10}){0,2}", fullmatch=True)
 """Job names: DNS-1035 labels of up to 37 characters."""
+POOL_NAMES = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?", fullmatch=True)
+"""Pool names: DNS-1123 labels of up to 20 characters (a digit first too)."""
+NAMESPACES = st.sampled_from(["research", "team-a", "1st-team"])
+"""Namespaces a job may move to, which the stack then creates."""
 LAUNCHERS = ("pytorch", "mpi", "tensorflow", "indexed")
 LAUNCHER_ONLY = ("runtime", "deepspeed", "elastic", "maxRestarts", "restartPolicy")
 """Job keys that belong to one launcher, dropped when a variant changes it."""
@@ -20,9 +24,10 @@ LAUNCHER_ONLY = ("runtime", "deepspeed", "elastic", "maxRestarts", "restartPolic
 
 @st.composite
 def variants(draw: st.DrawFn, stack_file: Path) -> dict[str, Any]:
-    """The stack's `gpu-training:` keys, edited: pools resized, jobs renamed, relaunched, resized, given volumes,
+    """The stack's `gpu-training:` keys, edited: pools renamed and resized, jobs moved to other namespaces, jobs renamed, relaunched, resized, given volumes,
     shared memory and env, some copied."""
     raw = copy.deepcopy(stack_keys(stack_file))
+    _rename_pools(draw, raw)
     pools = {p["name"]: p for p in raw.get("nodePools", [])}
     for pool in pools.values():
         if "maxNodes" in pool and draw(st.booleans()):
@@ -47,6 +52,8 @@ def variants(draw: st.DrawFn, stack_file: Path) -> dict[str, Any]:
         if draw(st.booleans()):
             job["nodes"] = draw(st.integers(1, pool.get("maxNodes") or 4))
             job.pop("elastic", None)
+        if not job.get("volumes") and "checkpoint" not in job and draw(st.integers(0, 3)) == 0:
+            job["namespace"] = draw(NAMESPACES)
         if draw(st.booleans()):
             job["shmSize"] = draw(st.sampled_from(["1Gi", "16Gi", "64Gi"]))
         if draw(st.booleans()):
@@ -65,3 +72,24 @@ def variants(draw: st.DrawFn, stack_file: Path) -> dict[str, Any]:
         if draw(st.booleans()):
             queue["gpus"] = draw(st.integers(queue.get("gpus", 0), queue.get("gpus", 0) * 4 + 8))
     return raw
+
+
+def _rename_pools(draw: st.DrawFn, raw: dict[str, Any]) -> dict[str, str]:
+    """Rename the stack's pools, and every job and queue naming them; old name -> new."""
+    pools = raw.get("nodePools", [])
+    if not pools or not draw(st.booleans()):
+        return {}
+    names = draw(st.lists(POOL_NAMES, min_size=len(pools), max_size=len(pools), unique=True))
+    renamed = {pool["name"]: name for pool, name in zip(pools, names, strict=True)}
+    for pool in pools:
+        pool["name"] = renamed[pool["name"]]
+        selector = pool.get("nodeSelector") or {}
+        if "gpu-training/pool" in selector:
+            selector["gpu-training/pool"] = pool["name"]
+    for job in raw.get("jobs", []):
+        if isinstance(job, dict) and job.get("nodePool") in renamed:
+            job["nodePool"] = renamed[job["nodePool"]]
+    for queue in raw.get("scheduler", {}).get("queues", []):
+        if "pools" in queue:
+            queue["pools"] = [renamed.get(p, p) for p in queue["pools"]]
+    return renamed

@@ -26,6 +26,7 @@ from pydantic.fields import FieldInfo
 
 from components.models import CONFIG_NAMESPACE, StackConfig
 from components.models import base as spec_base
+from components.models import cluster as cluster_models
 
 MISSING: Any = object()
 """The value at a site where the key is absent (a field the stack leaves at its default)."""
@@ -34,8 +35,13 @@ NAME_RULES = {
     spec_base._dns1123_label: "label",
     spec_base._dns1035_label: "job-name",
     spec_base._dns1123_subdomain: "subdomain",
+    cluster_models._gke_cluster_name: "gke-cluster",
 }
-"""The name validators of the models (components/models/base.py), by what they check."""
+"""The name validators of the models (components/models/base.py, cluster.py), by what they check."""
+LETTER_FIRST = frozenset({"job-name", "gke-cluster"})
+"""Names that must start with a letter (a DNS-1123 label or subdomain may start with a digit)."""
+NAME_LIMITS = {"subdomain": 253, "gke-cluster": 40}
+"""The longest name of each rule, 63 for the others."""
 
 TextKind = Literal["duplicate-key", "invalid-utf8", "indentation", "namespace"]
 
@@ -219,8 +225,8 @@ def leaf_mutations(site: Site) -> Iterator[Mutation]:
             yield Mutation(kind, path, False, number)
     if site.shape.name:
         for label, (bad, refused) in _BAD_NAMES.items():
-            yield Mutation("bad-name", path, refused or site.shape.name == "job-name", bad, detail=label)
-        limit = 253 if site.shape.name == "subdomain" else 63
+            yield Mutation("bad-name", path, refused or site.shape.name in LETTER_FIRST, bad, detail=label)
+        limit = NAME_LIMITS.get(site.shape.name, 63)
         yield Mutation("bad-name", path, True, "a" * (limit + 1), detail=f"{limit + 1} characters")
     if site.shape.literals:
         yield Mutation("bad-enum", path, True, "bogus")

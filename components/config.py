@@ -62,8 +62,10 @@ class LineIndex(MutableMapping[str, int]):
 
     def _indexed(self) -> dict[str, int]:
         if self._text is not None:
-            lines: dict[str, int] = {}
-            config_node = child(yamlio.compose(self._text), "config")
+            root = yamlio.compose(self._text)
+            # A top-level key that is missing is located at the `config:` line that should hold it.
+            lines: dict[str, int] = {"": _key_line(root, "config") or 1}
+            config_node = child(root, "config")
             if config_node is not None:
                 for key_node, value_node in config_node.value:
                     name = config_name(key_node.value)
@@ -317,6 +319,14 @@ def _expand_job_files(jobs: Any, base_dir: Path, lines: MutableMapping[str, int]
             lines.setdefault(f"jobs[{len(out)}]", lines.get(f"jobs[{index}]", 0))
             out.append(job)
     return out, issues
+
+
+def _key_line(node: yaml.Node | None, key: str) -> int | None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key:
+                return int(key_node.start_mark.line) + 1
+    return None
 
 
 def _index_lines(node: yaml.Node, path: str, lines: dict[str, int]) -> None:

@@ -69,14 +69,14 @@ _PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def _line_of(path: str, lines: Mapping[str, int]) -> int | None:
-    """The line of the longest known prefix of a config path."""
+    """The line of the longest known prefix of a config path (of the whole config, "", when none is known)."""
     probe = path
     while probe:
         if probe in lines:
             return lines[probe]
         cut = max(probe.rfind("."), probe.rfind("["))
         probe = probe[:cut] if cut > 0 else ""
-    return None
+    return lines.get("")
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:

@@ -298,6 +298,14 @@ def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"{path}:{issue.line}: jobs[0].nodes:")
 
 
+def test_a_missing_top_level_key_is_located_at_the_config_line(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("# a stack without its cluster\nconfig:\n  gpu-training:jobs: []\n")
+    with pytest.raises(ConfigError) as caught:
+        resolve_file(path)
+    assert str(caught.value).startswith(f"{path}:2: cluster: is required")
+
+
 def test_yaml_syntax_errors_name_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "Pulumi.bad.yaml"
     path.write_text("config:\n  gpu-training:cluster:\n    provider: existing\n    name: [oops\n")

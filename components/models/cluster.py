@@ -230,13 +230,28 @@ class MaintenanceSpec(Spec):
         return self
 
 
+_GKE_CLUSTER_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+"""GKE's rule for a cluster name: at most 40 lowercase letters, digits and hyphens, starting with a letter and ending
+with a letter or digit. Source: the GKE API's Cluster.name (container/v1, projects.locations.clusters,
+https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters), 2026-11-27."""
+
+
+def _gke_cluster_name(value: str) -> str:
+    if not _GKE_CLUSTER_NAME.match(value):
+        raise ValueError(
+            f"'{value}' is not a GKE cluster name: use at most 40 lowercase letters, digits and '-', starting with a "
+            "letter and ending with a letter or digit"
+        )
+    return value
+
+
 class GcpClusterSpec(Spec):
     """A GKE Standard cluster built with pulumi_gcp."""
 
     provider: Literal["gcp"]
     """Discriminator: `gcp`."""
-    name: DnsLabel
-    """The GKE cluster name. Required."""
+    name: Annotated[str, AfterValidator(_gke_cluster_name)]
+    """The GKE cluster name: at most 40 characters, starting with a letter. Required."""
     kubernetes_version: GkeVersion = DEFAULT_KUBERNETES_VERSION
     """Minimum master version: a minor ("1.35"), which GKE takes to its newest patch, or a GKE version
     ("1.35.1-gke.1396000"), which must be at least the least patch of each GPUDirect pool's machine.

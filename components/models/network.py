@@ -227,6 +227,8 @@ RAIL_TYPES: dict[str, tuple[str, ...]] = {
 }
 """The rail and network types each RDMA fabric attaches (the first is a rail's default)."""
 _PLACEHOLDER = re.compile(r"\{[in]\}")
+MAX_RAILS = 32
+"""The most rails a node declares (HGX / DGX machines have 8, one per GPU)."""
 # Keys that only shape the NADs the rails make (not the count, devices or speed of rails listed by hand).
 _MAKES_NADS = ("type", "interfaces", "resourceName", "range", "prefixLength", "namespace", "mtu", "pkey", "vlan")
 _RAIL_ONLY_FOR: dict[str, tuple[str, ...]] = {
@@ -249,7 +251,7 @@ class RailsSpec(Spec):
     make no NADs: the pool's `networks` list them by hand, or (InfiniBand) workers reach the HCAs through
     the RDMA shared device plugin alone."""
 
-    count: Count = Field(ge=1, le=32)
+    count: Count = Field(ge=1, le=MAX_RAILS)
     """Rails per node: the RDMA NICs (or ports) for GPU traffic, one per GPU on HGX / DGX machines. Required."""
     type: RailType | None = None
     """How a pod attaches each rail: macvlan, sriov or host-device on a roce pool; ipoib, ib-sriov or
@@ -292,6 +294,8 @@ class RailsSpec(Spec):
             return data
         data = dict(data)
         count = data["count"]
+        if not 1 <= count <= MAX_RAILS:  # left to count's bounds: a pattern would first make that many names
+            return data
         for key in ("interfaces", "devices", "resourceName", "resource_name"):
             value = data.get(key)
             if not isinstance(value, str):

@@ -181,6 +181,14 @@ class VolumeSpec(Spec):
     hard`; fsx-lustre and managed-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those
     of their `use` (see README, "Object-store volumes")."""
 
+    @field_validator("size")
+    @classmethod
+    def _some_capacity(cls, value: str | None) -> str | None:
+        # The API server refuses a PersistentVolume or claim of no capacity ("must be greater than zero").
+        if value is not None and quantity.parse(value) <= 0:
+            raise ValueError(f"must be more than 0 (got '{value}'): give the volume's capacity, e.g. 2Ti")
+        return value
+
     @field_validator("mount_options")
     @classmethod
     def _options(cls, value: list[str] | None) -> list[str] | None:

@@ -100,7 +100,7 @@ class ClusterSpec(TypedDict):
     """aws (EKS) | gcp (GKE) | existing (a cluster that exists). Required."""
     name: str
     """aws: The EKS cluster name. Required.
-gcp: The GKE cluster name. Required.
+gcp: The GKE cluster name: at most 40 characters, starting with a letter. Required.
 existing: A name for the cluster in outputs and labels. Required."""
     kubernetes_version: NotRequired[str]
     """aws: Kubernetes minor version. Default: "1.35".

@@ -142,3 +142,16 @@ def test_efa_on_gke_is_refused() -> None:
         "nodePools[0].fabric",
         "EFA is an AWS fabric; a3-highgpu-8g uses tcpx (GPUDirect, its default) or tcp",
     ) in found
+
+
+@pytest.mark.parametrize("name", ["a" * 41, "1-train", "train-", "Train"])
+def test_a_gke_cluster_name_follows_gkes_rule_not_only_dns(name: str) -> None:
+    # A 41-63 character or digit-first name passed the DNS-1123 check and rendered; GKE refuses it at create.
+    gcp = {"provider": "gcp", "name": name, "project": "my-project", "region": "us-central1"}
+    ((path, message),) = issues(gcp)
+    assert path == "cluster.name" and "not a GKE cluster name" in message, message
+
+
+def test_a_forty_character_gke_cluster_name_is_taken() -> None:
+    gcp = {"provider": "gcp", "name": "a" * 39 + "1", "project": "my-project", "region": "us-central1"}
+    assert resolve(parse_stack({"cluster": gcp})).config.cluster.name == "a" * 39 + "1"

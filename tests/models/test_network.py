@@ -101,6 +101,8 @@ def test_one_resource_name_serves_every_rail() -> None:
         ({**RAILS, "range": "10.0.0.0/24", "prefixLength": 31}, "rails.prefixLength", "leaves no addresses"),
         ({**RAILS, "range": "10.0.0/24"}, "rails.range", "is not a CIDR"),
         ({"count": 0}, "rails.count", "must be greater than or equal to 1"),
+        # Found by the mutation test: patterns expanded 2**31 names before the bound refused the count (MemoryError).
+        ({**RAILS, "count": 2**31}, "rails.count", "must be less than or equal to 32"),
         ({**RAILS, "speedGbps": 0}, "rails.speedGbps", "must be greater than 0"),
     ],
 )

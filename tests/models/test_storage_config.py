@@ -250,3 +250,10 @@ def test_managed_lustre_keys_apply_to_it_alone() -> None:
             "`metadataConfiguration` applies to the fsx-lustre backend, not managed-lustre",
         )
     ]
+
+
+@pytest.mark.parametrize("size", [0, "0", "0Ti"])
+def test_a_volume_of_no_capacity_is_refused(size: Any) -> None:
+    # Found by the simulate tier's dry run: the API server refuses a claim of storage 0, which render had written.
+    (found,) = issues({**NFS, "size": size})
+    assert found[0] == "storage.volumes[0].size" and "must be more than 0" in found[1], found

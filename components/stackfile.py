@@ -91,7 +91,7 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise ConfigError(Issue("", f"cannot be read: {exc.strerror or exc}", str(path))) from None
     if isinstance(text, yamlstrict.NotText):
-        raise ConfigError(Issue("", f"the file {text}", str(path), None if text.binary else text.line))
+        raise ConfigError(Issue("", f"the file {text}", str(path), text.line))
     return text
 
 

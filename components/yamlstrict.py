@@ -49,7 +49,10 @@ class NotText:
 
     def __str__(self) -> str:
         if self.binary:
-            return "is binary, not YAML text (a stack file is UTF-8 YAML)"
+            return (
+                f"is binary, not YAML text: byte 0x{self.byte:02x} at line {self.line}, column {self.column} is not "
+                "UTF-8 (a stack file is UTF-8 YAML)"
+            )
         return (
             f"is not UTF-8 text: byte 0x{self.byte:02x} at line {self.line}, column {self.column} (saved as Latin-1 "
             "or Windows-1252?); save the file as UTF-8"

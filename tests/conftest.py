@@ -17,3 +17,5 @@ def pulumi_mocks() -> Iterator[RecordingMonitor]:
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="gpu-training", stack="dev", preview=False, monitor=monitor)
     yield monitor
+    # Pulumi keeps config and its secret keys per process: a test that marks a key secret must not leave it so.
+    pulumi.runtime.set_all_config({}, secret_keys=[])

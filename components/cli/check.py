@@ -89,7 +89,7 @@ def subjects_of_files(paths: list[Path]) -> Input:
             found.errors.append(f"{file}: cannot be read ({exc})")
             continue
         if isinstance(text, yamlstrict.NotText):
-            found.errors.append(f"{file}: the file {text}" if text.binary else f"{file}:{text.line}: the file {text}")
+            found.errors.append(f"{file}:{text.line}: the file {text}")
             continue
         loaded = load(text)
         if loaded.error:

@@ -261,8 +261,10 @@ def mutations(raw: dict[str, Any]) -> list[Mutation]:
         if site.value is not MISSING and site.path and site.model is not None:
             out.append(Mutation("duplicate-key", site.path, True, text="duplicate-key"))
     for key in raw:
-        for wrong in (f"{CONFIG_NAMESPACE[:-1]}:{key}", f"{CONFIG_NAMESPACE.replace('-', '_')}:{key}", str(key)):
+        for wrong in (f"{CONFIG_NAMESPACE[:-1]}:{key}", f"{CONFIG_NAMESPACE.replace('-', '_')}:{key}"):
             out.append(Mutation("namespace", (key,), True, rename=wrong, text="namespace"))
+        # A key with no namespace is the project's own to Pulumi (components/stackfile.py), so it reads the same.
+        out.append(Mutation("namespace", (key,), False, rename=str(key), text="namespace"))
     out.append(Mutation("invalid-utf8", (), True, text="invalid-utf8", detail="a Latin-1 'é' in a value"))
     out.append(Mutation("invalid-utf8", (), True, text="invalid-utf8", detail="a NUL and 0xFF bytes"))
     out += [

@@ -211,7 +211,7 @@ def use_stack(monitor: RecordingMonitor, stack_file: Path, config: dict[str, Any
     name = stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
     pulumi.runtime.set_mocks(monitor.recording, project="gpu-training", stack=name, preview=False, monitor=monitor)
     values = config if config is not None else yaml.safe_load(stack_file.read_text())["config"]
-    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in values.items()})
+    pulumi.runtime.set_all_config({key: json.dumps(value) for key, value in values.items()}, secret_keys=[])
 
 
 def exported(exports: dict[str, Any]) -> dict[str, Any]:

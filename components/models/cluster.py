@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from components.aws import kubernetes_versions as eks
 from components.aws import regions as aws_regions
@@ -13,7 +13,17 @@ from components.gcp import kubernetes_versions as gke
 from components.gcp import regions as gcp_regions
 from components.models.base import Count, DnsLabel, Spec, at
 
-KubernetesVersion = Annotated[str, Field(pattern=r"^1\.[0-9]{2}$")]
+
+def _quoted(value: object) -> object:
+    """A version YAML read as a number (1.30 unquoted is the float 1.3) is refused with the quoting fix."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(
+            f"{value} is a number to YAML, not a version: write it quoted, as '1.35' (1.30 unquoted reads as 1.3)"
+        )
+    return value
+
+
+KubernetesVersion = Annotated[str, BeforeValidator(_quoted), Field(pattern=r"^1\.[0-9]{2}$")]
 
 STANDARD_SUPPORT_AS_OF = "2026-11-24"
 """The day `STANDARD_SUPPORT_ENDS` was read."""
@@ -178,7 +188,7 @@ def _hh_mm(value: str) -> str:
     return value
 
 
-GkeVersion = Annotated[str, AfterValidator(_gke_version)]
+GkeVersion = Annotated[str, BeforeValidator(_quoted), AfterValidator(_gke_version)]
 UtcTime = Annotated[str, AfterValidator(_utc_time)]
 
 

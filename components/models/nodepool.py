@@ -277,8 +277,9 @@ class NodePoolSpec(Spec):
     """Existing clusters: the labels that find this pool's nodes. Default, when the stack has this one
     pool and installs the GPU Operator: nvidia.com/gpu.present=true, the label its GPU Feature
     Discovery puts on every GPU node; required otherwise."""
-    disk_size_gb: Count = Field(default=500, ge=20)
-    """Root disk size in GiB. Default: 500."""
+    disk_size_gb: Count = Field(default=500, ge=20, le=16384)
+    """Root disk size in GiB, at most 16384 (an EBS gp3 volume's largest, as Karpenter's EC2NodeClass volumeSize
+    and the EBS user guide state it; a larger root disk is no GPU node's need on any provider). Default: 500."""
     gpu_driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = "DEFAULT"
     """GKE-managed driver version. Default: DEFAULT."""
     provisioner: Literal["karpenter", "nodegroup"] | None = None

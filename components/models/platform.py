@@ -147,9 +147,10 @@ class QueueSpec(Spec):
     """Queue name; jobs refer to it as `scheduler.queue`. Required."""
     gpus: Count = Field(ge=0)
     """GPUs the queue may use at once. Required."""
-    weight: Count = Field(default=1, ge=1)
-    """Share of the cluster when queues compete (the Volcano Queue's weight; the Kueue ClusterQueue's
-    fair-sharing weight within its cohort). Default: 1."""
+    weight: Count = Field(default=1, ge=1, le=65535)
+    """Share of the cluster when queues compete (the Volcano Queue's weight, at most 65535 in its CRD
+    scheduling.volcano.sh/v1beta1 Queue; the Kueue ClusterQueue's fair-sharing weight within its cohort).
+    Default: 1."""
     reclaimable: bool = True
     """Whether other queues may reclaim its idle share (Volcano). Default: true."""
     pools: list[DnsLabel] = Field(default_factory=list)

@@ -456,7 +456,8 @@ allowed on bare metal (A4X Max), whose NICs are on the metal RoCE network this s
 pool and installs the GPU Operator: nvidia.com/gpu.present=true, the label its GPU Feature
 Discovery puts on every GPU node; required otherwise."""
     disk_size_gb: NotRequired[int]
-    """Root disk size in GiB. Default: 500."""
+    """Root disk size in GiB, at most 16384 (an EBS gp3 volume's largest, as Karpenter's EC2NodeClass volumeSize
+and the EBS user guide state it; a larger root disk is no GPU node's need on any provider). Default: 500."""
     gpu_driver_version: NotRequired[NodePoolSpecGpuDriverVersion]
     """GKE-managed driver version. Default: DEFAULT."""
     provisioner: NotRequired[NodePoolSpecProvisioner]
@@ -723,8 +724,9 @@ class QueueSpec(TypedDict):
     gpus: int
     """GPUs the queue may use at once. Required."""
     weight: NotRequired[int]
-    """Share of the cluster when queues compete (the Volcano Queue's weight; the Kueue ClusterQueue's
-fair-sharing weight within its cohort). Default: 1."""
+    """Share of the cluster when queues compete (the Volcano Queue's weight, at most 65535 in its CRD
+scheduling.volcano.sh/v1beta1 Queue; the Kueue ClusterQueue's fair-sharing weight within its cohort).
+Default: 1."""
     reclaimable: NotRequired[bool]
     """Whether other queues may reclaim its idle share (Volcano). Default: true."""
     pools: NotRequired[list[str]]

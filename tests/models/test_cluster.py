@@ -155,3 +155,15 @@ def test_a_gke_cluster_name_follows_gkes_rule_not_only_dns(name: str) -> None:
 def test_a_forty_character_gke_cluster_name_is_taken() -> None:
     gcp = {"provider": "gcp", "name": "a" * 39 + "1", "project": "my-project", "region": "us-central1"}
     assert resolve(parse_stack({"cluster": gcp})).config.cluster.name == "a" * 39 + "1"
+
+
+@pytest.mark.parametrize("provider", ["aws", "gcp", "existing"])
+def test_an_unquoted_version_is_refused_with_the_quoting_fix(provider: str) -> None:
+    cluster: dict[str, Any] = {"provider": provider, "name": "train", "kubernetesVersion": 1.30}
+    cluster.update(
+        {"aws": {"region": "us-east-1"}, "gcp": {"project": "ml-platform", "region": "us-central1"}}.get(provider, {})
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_stack({"cluster": cluster})
+    (issue,) = [i for i in caught.value.issues if i.path == "cluster.kubernetesVersion"]
+    assert "1.3 is a number to YAML" in issue.message and "'1.35'" in issue.message

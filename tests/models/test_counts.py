@@ -98,6 +98,7 @@ def test_every_image_of_the_config_model_is_a_reference() -> None:
             "jobs[0].ttlSecondsAfterFinished",
             "the largest count the Kubernetes API takes (an int32)",
         ),
+        ({"nodePools__0__diskSizeGb": 20000}, "nodePools[0].diskSizeGb", "less than or equal to 16384"),
         ({"jobs__0__image": "registry.example.com/my image:v1"}, "jobs[0].image", "holds whitespace"),
         ({"jobs__0__image": "registry.example.com/Team/Train:v1"}, "jobs[0].image", "write registry.example.com/team"),
         ({"jobs__0__image": "registry.example.com/train:-v1"}, "jobs[0].image", "malformed tag '-v1'"),
@@ -136,3 +137,9 @@ def test_no_count_but_a_whole_number_within_int32_is_taken(value: Any) -> None:
 @given(st.integers(min_value=1, max_value=INT32_MAX))
 def test_every_whole_number_within_int32_is_a_count(value: int) -> None:
     assert TrainingJobSpec.model_validate({**JOB, "nodes": value}).nodes == value
+
+
+def test_a_queue_weight_past_volcanos_bound_is_refused() -> None:
+    raw = stack(scheduler={"type": "volcano", "queues": [{"name": "research", "gpus": 8, "weight": 65536}]})
+    with pytest.raises(ValueError, match="65535"):
+        StackConfig.model_validate(raw)

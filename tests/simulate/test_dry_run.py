@@ -20,7 +20,6 @@ from components.simulate.client import Client, ClientError
 from components.simulate.crds import UNAVAILABLE
 from components.validation import resolve_file
 from tests.fuzz import mutations
-from tests.fuzz.test_mutations import OWNED_ELSEWHERE
 from tests.fuzz.variants import variants
 from tests.support.stacks import REPO, STACK_FILES
 
@@ -78,11 +77,7 @@ def stack_texts(draw: st.DrawFn) -> tuple[str, bytes]:
     stack_file = draw(st.sampled_from(STACK_FILES))
     raw = draw(variants(stack_file))
     if draw(st.booleans()):
-        legal = [
-            m
-            for m in mutations.mutations(raw)
-            if not m.must_refuse and m.text is None and m.kind not in OWNED_ELSEWHERE
-        ]
+        legal = [m for m in mutations.mutations(raw) if not m.must_refuse and m.text is None]
         return stack_file.name, mutations.apply(raw, draw(st.sampled_from(legal)))
     return stack_file.name, mutations.dump(raw)
 

@@ -464,8 +464,6 @@ def _job_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Is
 
     claims = {(v.namespace, v.name): v for v in config.storage.volumes}
     for position, mount in enumerate(job.volumes):
-        if mount.claim is None:  # a Secret or ConfigMap, which the stack does not declare
-            continue
         volume = claims.get((job.namespace, mount.claim))
         if volume is not None and volume.access_mode == "ReadOnlyMany" and not mount.read_only:
             issues.append(

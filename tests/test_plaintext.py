@@ -213,7 +213,7 @@ def test_no_config_key_is_named_as_a_credential_unless_it_is_a_secret_key() -> N
 
 def test_a_secret_volume_names_its_secret_in_plain_text(tmp_path: Path) -> None:
     def edit(config: dict[str, Any]) -> None:
-        job(config)["volumes"] = [{"secret": "hf-token", "mountPath": "/etc/hf"}]
+        job(config)["files"] = [{"secret": "hf-token", "mountPath": "/etc/hf"}]
         job(config)["envFrom"] = [{"secretRef": "wandb"}]
         job(config)["imagePullSecrets"] = ["regcred"]
 

@@ -10,7 +10,7 @@ from typing import Any
 from components.manifests.meta import job_labels, metadata, volume_name
 from components.manifests.plan import JobPlan
 from components.models.envsource import ConfigMapKeyEnv, SecretEnv, SecretKeyEnv
-from components.models.job import TrainingJobSpec, VolumeMountSpec
+from components.models.job import FileMountSpec, TrainingJobSpec
 
 
 def env_secret_name(job: str) -> str:
@@ -54,10 +54,10 @@ def file_volumes(spec: TrainingJobSpec) -> tuple[list[dict[str, Any]], list[dict
     return volumes, mounts
 
 
-def _source(mount: VolumeMountSpec) -> tuple[str, dict[str, Any]]:
+def _source(mount: FileMountSpec) -> tuple[str, dict[str, Any]]:
     if mount.secret is not None:
         return volume_name(mount.secret, "secret"), {"secret": {"secretName": mount.secret}}
-    assert mount.config_map is not None  # the model holds one of claim / secret / configMap
+    assert mount.config_map is not None  # the model holds one of secret / configMap
     return volume_name(mount.config_map, "configmap"), {"configMap": {"name": mount.config_map}}
 
 

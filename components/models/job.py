@@ -72,17 +72,10 @@ class ResourcesSpec(Spec):
 
 
 class VolumeMountSpec(Spec):
-    """A claim, Secret or ConfigMap mounted into every worker."""
+    """A claim mounted into every worker."""
 
-    claim: ObjectName | None = None
-    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required unless secret or
-    configMap is set."""
-    secret: ObjectName | None = None
-    """A Secret of the job's namespace, each key a file, mounted read-only. Required unless claim or configMap is
-    set."""
-    config_map: ObjectName | None = None
-    """A ConfigMap of the job's namespace, each key a file, mounted read-only. Required unless claim or secret is
-    set."""
+    claim: ObjectName
+    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required."""
     mount_path: str = Field(pattern=r"^/")
     """Where it is mounted, an absolute path. Required."""
     read_only: bool = False
@@ -90,12 +83,25 @@ class VolumeMountSpec(Spec):
     sub_path: str | None = None
     """Mount only this path inside the volume. Default: the whole volume."""
 
+
+class FileMountSpec(Spec):
+    """A Secret's or ConfigMap's keys as read-only files in every worker."""
+
+    secret: ObjectName | None = None
+    """A Secret of the job's namespace, each key a file. Required unless configMap is set."""
+    config_map: ObjectName | None = None
+    """A ConfigMap of the job's namespace, each key a file. Required unless secret is set."""
+    mount_path: str = Field(pattern=r"^/")
+    """Where it is mounted, an absolute path. Required."""
+    sub_path: str | None = None
+    """Mount only this key (a file) at mountPath. Default: every key, as files in mountPath."""
+
     @model_validator(mode="after")
-    def _one_source(self) -> VolumeMountSpec:
-        named = [k for k, v in (("claim", self.claim), ("secret", self.secret), ("configMap", self.config_map)) if v]
+    def _one_source(self) -> FileMountSpec:
+        named = [k for k, v in (("secret", self.secret), ("configMap", self.config_map)) if v]
         if len(named) != 1:
             raise ValueError(
-                "name what to mount, one of: {claim: NAME} (a declared volume), {secret: NAME} or {configMap: NAME}"
+                "name what to mount, one of: {secret: NAME} or {configMap: NAME}"
                 + (f" (got {' and '.join(named)})" if named else "")
             )
         return self
@@ -199,6 +205,9 @@ class TrainingJobSpec(Spec):
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: list[VolumeMountSpec] = Field(default_factory=list)
     """Claims to mount. Default: none."""
+    files: list[FileMountSpec] = Field(default_factory=list)
+    """Secrets and ConfigMaps mounted read-only, each key a file: [{secret: NAME, mountPath: /etc/x}]. Default:
+    none."""
     checkpoint: CheckpointSpec | None = None
     """Where checkpoints go (a declared claim, mounted, named by CHECKPOINT_DIR), their size and the time one
     may take to write. Default: none."""
@@ -312,9 +321,9 @@ class TrainingJobSpec(Spec):
         return next(((i, m) for i, m in enumerate(self.volumes) if m.claim == self.checkpoint.claim), None)
 
     @property
-    def file_mounts(self) -> list[VolumeMountSpec]:
-        """The Secrets and ConfigMaps `volumes` mounts."""
-        return [v for v in self.volumes if v.claim is None]
+    def file_mounts(self) -> list[FileMountSpec]:
+        """The Secrets and ConfigMaps the job mounts (`files`)."""
+        return list(self.files)
 
     @property
     def secret_env(self) -> dict[str, SecretEnv]:
@@ -337,10 +346,9 @@ class TrainingJobSpec(Spec):
     def mounts(self) -> list[VolumeMountSpec]:
         """Every claim mount of the job: `volumes`, and the checkpoint claim's when `volumes` lacks it."""
         own = self.checkpoint_mount
-        claims = [v for v in self.volumes if v.claim is not None]
         if own is None or self._listed_checkpoint_mount() is not None:
-            return claims
-        return [*claims, own]
+            return list(self.volumes)
+        return [*self.volumes, own]
 
     @property
     def checkpoint_dir(self) -> str | None:

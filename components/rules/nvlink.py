@@ -18,6 +18,7 @@ from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
 from components.rules.rule import Rule, Settings, Subject
+from components.rules.trainjobs import RUNTIME_KINDS
 
 KARPENTER_NODEPOOL = "NodePool"
 _INSTANCE_KEYS = ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family")
@@ -61,7 +62,10 @@ def _channel_templates(subjects: list[Subject]) -> set[tuple[str, str]]:
 
 def compute_domain(subject: Subject, subjects: list[Subject], settings: Settings) -> Iterator[str]:
     """A job whose GPU pods span several machines of a rack-scale NVLink pool claims its ComputeDomain's IMEX
-    channel in every one of them."""
+    channel in every one of them. A training runtime is judged through its TrainJobs: each claims its own
+    ComputeDomain's channel in its runtime patch, which the shared runtime cannot name."""
+    if subject.kind in RUNTIME_KINDS:
+        return
     pools = _rack_pools(subjects)
     gpu = _gpu_templates(subject, subjects)
     if not pools or sum(t.replicas for t in gpu) < 2:

@@ -1158,24 +1158,31 @@ class ResourcesSpec(TypedDict):
 
 
 class VolumeMountSpec(TypedDict):
-    """A claim, Secret or ConfigMap mounted into every worker."""
+    """A claim mounted into every worker."""
 
     # from components.models.job.VolumeMountSpec
-    claim: NotRequired[str]
-    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required unless secret or
-configMap is set."""
-    secret: NotRequired[str]
-    """A Secret of the job's namespace, each key a file, mounted read-only. Required unless claim or configMap is
-set."""
-    config_map: NotRequired[str]
-    """A ConfigMap of the job's namespace, each key a file, mounted read-only. Required unless claim or secret is
-set."""
+    claim: str
+    """The PersistentVolumeClaim, declared in `storage.volumes` of the job's namespace. Required."""
     mount_path: str
     """Where it is mounted, an absolute path. Required."""
     read_only: NotRequired[bool]
     """Mount read-only. Default: false."""
     sub_path: NotRequired[str]
     """Mount only this path inside the volume. Default: the whole volume."""
+
+
+class FileMountSpec(TypedDict):
+    """A Secret's or ConfigMap's keys as read-only files in every worker."""
+
+    # from components.models.job.FileMountSpec
+    secret: NotRequired[str]
+    """A Secret of the job's namespace, each key a file. Required unless configMap is set."""
+    config_map: NotRequired[str]
+    """A ConfigMap of the job's namespace, each key a file. Required unless secret is set."""
+    mount_path: str
+    """Where it is mounted, an absolute path. Required."""
+    sub_path: NotRequired[str]
+    """Mount only this key (a file) at mountPath. Default: every key, as files in mountPath."""
 
 
 class CheckpointSpec(TypedDict):
@@ -1276,6 +1283,9 @@ topology prefers one domain of its finest level below the host."""
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: NotRequired[list[VolumeMountSpec]]
     """Claims to mount. Default: none."""
+    files: NotRequired[list[FileMountSpec]]
+    """Secrets and ConfigMaps mounted read-only, each key a file: [{secret: NAME, mountPath: /etc/x}]. Default:
+none."""
     checkpoint: NotRequired[CheckpointSpec]
     """Where checkpoints go (a declared claim, mounted, named by CHECKPOINT_DIR), their size and the time one
 may take to write. Default: none."""
@@ -1388,6 +1398,9 @@ topology prefers one domain of its finest level below the host."""
     """Size of the /dev/shm tmpfs. Default: 8Gi per GPU, at most half the worker memory."""
     volumes: NotRequired[list[VolumeMountSpec]]
     """Claims to mount. Default: none."""
+    files: NotRequired[list[FileMountSpec]]
+    """Secrets and ConfigMaps mounted read-only, each key a file: [{secret: NAME, mountPath: /etc/x}]. Default:
+none."""
     checkpoint: NotRequired[CheckpointSpec]
     """Where checkpoints go (a declared claim, mounted, named by CHECKPOINT_DIR), their size and the time one
 may take to write. Default: none."""

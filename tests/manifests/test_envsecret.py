@@ -36,7 +36,7 @@ def planned(launcher: str, **fields: Any) -> JobPlan:
         env=ENV,
         envFrom=env_from,
         imagePullSecrets=["regcred"],
-        volumes=FILES,
+        files=FILES,
         **fields,
     )
     return plan(spec, target, "volcano", "research")
@@ -129,7 +129,7 @@ def test_the_jobs_secret_has_one_key_per_variable_in_the_jobs_namespace() -> Non
 
 def test_a_long_secret_name_still_makes_a_valid_volume_name() -> None:
     long = "a." * 60 + "b"
-    p = plan(job(volumes=[{"secret": long, "mountPath": "/s"}]), pool("roce"))
+    p = plan(job(files=[{"secret": long, "mountPath": "/s"}]), pool("roce"))
     workload = trainingjob.objects(p)[-1]
     assert_valid(workload)
     (name,) = [v["name"] for v in next(pod_specs(workload))["volumes"] if "secret" in v]

@@ -107,13 +107,13 @@ def test_image_pull_secrets_are_secret_names() -> None:
     assert "DNS-1123" in issues(imagePullSecrets=["Reg_Cred"])["jobs[0].imagePullSecrets[0]"]
 
 
-def test_volumes_mount_a_claim_a_secret_or_a_configmap() -> None:
+def test_volumes_mount_claims_and_files_mount_secrets_and_configmaps() -> None:
     spec = job(
-        volumes=[
-            {"claim": "data", "mountPath": "/data"},
+        volumes=[{"claim": "data", "mountPath": "/data"}],
+        files=[
             {"secret": "gcs-key", "mountPath": "/var/secrets/google"},
             {"configMap": "accelerate", "mountPath": "/etc/accelerate"},
-        ]
+        ],
     )
     assert [m.claim for m in spec.mounts] == ["data"]
     assert [(m.secret, m.config_map) for m in spec.file_mounts] == [("gcs-key", None), (None, "accelerate")]
@@ -123,17 +123,17 @@ def test_volumes_mount_a_claim_a_secret_or_a_configmap() -> None:
     ("mount", "says"),
     [
         ({"mountPath": "/x"}, "name what to mount"),
-        ({"claim": "a", "secret": "b", "mountPath": "/x"}, "(got claim and secret)"),
+        ({"configMap": "a", "secret": "b", "mountPath": "/x"}, "(got secret and configMap)"),
         ({"secret": "Bad_Name", "mountPath": "/x"}, "DNS-1123"),
     ],
 )
-def test_a_volume_names_exactly_one_thing_to_mount(mount: dict[str, str], says: str) -> None:
-    found = issues(volumes=[mount])
-    assert any(says in message for path, message in found.items() if path.startswith("jobs[0].volumes[0]")), found
+def test_a_file_mount_names_exactly_one_thing_to_mount(mount: dict[str, str], says: str) -> None:
+    found = issues(files=[mount])
+    assert any(says in message for path, message in found.items() if path.startswith("jobs[0].files[0]")), found
 
 
-def test_a_secret_mounted_where_a_claim_is_is_refused() -> None:
-    found = issues(volumes=[{"claim": "a", "mountPath": "/x"}, {"secret": "s", "mountPath": "/x"}])
+def test_a_claim_mounted_where_a_secret_is_is_refused() -> None:
+    found = issues(volumes=[{"claim": "a", "mountPath": "/x"}], files=[{"secret": "s", "mountPath": "/x"}])
     assert "two volumes are mounted at /x" in found["jobs[0].volumes"]
 
 

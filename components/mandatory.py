@@ -40,7 +40,7 @@ def owners(rendered: Rendered) -> dict[str, str]:
 
 def findings_of(rendered: Rendered) -> list[Any]:
     """The mandatory findings of every rule over the rendered objects and the stack's pools."""
-    from components.rules import run
+    from components.rules import RULES, review
     from components.rules.config import settings
     from components.rules.rule import CLUSTER_OF_PROVIDER
     from components.rules.subjects import from_objects, from_pools
@@ -50,8 +50,13 @@ def findings_of(rendered: Rendered) -> list[Any]:
         stack.pools.values(), repair.by_pool(stack.config, stack.pools.values())
     )
     known = {"gang_scheduler": stack.scheduler, "cluster": CLUSTER_OF_PROVIDER[stack.config.cluster.provider]}
+    chosen = settings(None, **known)
     unread: list[str] = []  # an object a rule cannot read is `check`'s to report, not a refusal
-    return [f for f in run(subjects, settings(None, **known), unread) if f.enforcement == "mandatory"]
+    # Only the mandatory rules run: the advisory ones (half of them) cannot refuse, and cost a render their time.
+    rules = [r for r in RULES if chosen.enforcement.get(r.id, r.enforcement) == "mandatory"]
+    with review.review():
+        found = [f for rule in rules for f in rule.run(subjects, chosen, unread)]
+    return [f for f in found if f.enforcement == "mandatory"]
 
 
 def issues(stack: Stack) -> list[Issue]:

@@ -261,8 +261,21 @@ def _domain(plan: JobPlan) -> str:
     return f", ComputeDomain {plan.compute_domain} {where}"
 
 
+_LAST: list[Rendered] = []
+"""The last stack rendered: loading a stack file renders it once for check's mandatory rules (mandatory.py), and
+the command that loaded it renders the same stack again right after."""
+
+
 def render(stack: Stack) -> Rendered:
     """Every object of the stack (platform objects, the add-ons' objects, each job's), and its add-ons."""
+    if _LAST and _LAST[0].stack is stack:  # a Stack is frozen: the same object renders the same
+        return _LAST[0]
+    rendered = _render(stack)
+    _LAST[:] = [rendered]
+    return rendered
+
+
+def _render(stack: Stack) -> Rendered:
     addons = addon_plan(stack)
     gates = [c for c in stack.checks.values() if c.when == "deploy"]
     watched = [o for c in stack.checks.values() if c.when == "scale-up" for o in fabriccheck.objects(c)]

@@ -16,6 +16,7 @@ from components.rules import (
     placement,
     processes,
     recovery,
+    review,
     workloads,
 )
 from components.rules.rule import Finding, Rule, Settings, Subject
@@ -40,7 +41,8 @@ def run(subjects: list[Subject], settings: Settings | None = None, errors: list[
     """Every finding of every rule over these subjects. With `errors`, a rule that fails on an object is noted
     there and the review goes on; without, its exception propagates."""
     settings = settings or Settings()
-    return [finding for rule in RULES for finding in rule.run(subjects, settings, errors)]
+    with review.review():
+        return [finding for rule in RULES for finding in rule.run(subjects, settings, errors)]
 
 
 def by_id(rule_id: str) -> Rule:

@@ -9,7 +9,7 @@ the machine type its node selector names; when neither tells, the rule says noth
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from components.pool import POOL_LABEL
 from components.rules import devices as fabric_devices
 from components.rules.pods import multi_node, resources, templates
 from components.rules.podtemplate import GPU, PodTemplate, count
+from components.rules.review import once
 from components.rules.rule import Advice, Rule, Settings, Subject
 
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
@@ -161,10 +162,18 @@ def _machines(constraints: Mapping[str, frozenset[str]], gpus: int) -> Nodes | N
     )
 
 
+@once
+def _pools(
+    subjects: list[Subject], read: Callable[[list[Subject]], Iterator[tuple[list[Any], Nodes]]]
+) -> list[tuple[list[Any], Nodes]]:
+    """The pools `read` finds among the subjects, read once per review."""
+    return list(read(subjects))
+
+
 def nodes_of(t: PodTemplate, subjects: list[Subject]) -> Nodes | None:
     """The nodes a pod template lands on, as far as the subjects or the catalog tell; None when unknown."""
     wanted = constraints(t.spec)
-    for source in (_cloud_pools(subjects), _karpenter_pools(subjects)):
+    for source in (_pools(subjects, _cloud_pools), _pools(subjects, _karpenter_pools)):
         found = [nodes for selectors, nodes in source if any(selects(wanted, s) for s in selectors)]
         if found:
             return _merge(list(dict.fromkeys(found)))

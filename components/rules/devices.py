@@ -11,6 +11,7 @@ from typing import Any
 from components.fabric import EFA_RESOURCE
 from components.manifests.network import RESOURCE_ANNOTATION
 from components.manifests.pod import GPU_RESOURCE
+from components.rules.review import once
 from components.rules.rule import Subject
 
 DOCUMENTED: dict[str, str] = {
@@ -50,6 +51,7 @@ def _nic_cluster_policy(spec: Mapping[str, Any]) -> Iterable[str]:
     ]
 
 
+@once
 def known(subjects: Iterable[Subject]) -> tuple[frozenset[str], bool]:
     """The fabric device resources the subjects tell of (with the documented ones), and whether they are all
     of the cluster's (a stack's pools state theirs)."""

@@ -17,6 +17,7 @@ from components.manifests.pod import GPU_RESOURCE
 from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
+from components.rules.review import once
 from components.rules.rule import Rule, Settings, Subject
 from components.rules.trainjobs import RUNTIME_KINDS
 
@@ -24,6 +25,7 @@ KARPENTER_NODEPOOL = "NodePool"
 _INSTANCE_KEYS = ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family")
 
 
+@once
 def _rack_pools(subjects: list[Subject]) -> list[tuple[str, int, list[Mapping[str, Any]]]]:
     """The rack-scale pools among the subjects: name, nodes per NVLink domain, the selectors that pick their
     nodes."""

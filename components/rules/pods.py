@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from components.manifests.pod import VOLCANO_GROUP_ANNOTATION
 from components.rules.kinds import REPLICA_KEYS, kind_of, read
 from components.rules.podtemplate import PodTemplate
+from components.rules.review import once
 from components.rules.trainjobs import TRAINJOB, find_runtime, trainjob_pods
 
 if TYPE_CHECKING:
@@ -31,6 +32,11 @@ def resources(container: dict[str, Any]) -> dict[str, Any]:
 def templates(obj: Mapping[str, Any], subjects: Sequence[Subject] = ()) -> list[PodTemplate]:
     """The pod templates of a workload (a TrainJob on its runtime when that is among the subjects); none for an
     object that runs no pods."""
+    return list(_templates(obj, subjects))
+
+
+@once
+def _templates(obj: Mapping[str, Any], subjects: Sequence[Subject]) -> list[PodTemplate]:
     if obj.get("kind") == TRAINJOB and kind_of(obj) is not None:
         runtime = find_runtime(obj, subjects)
         return trainjob_pods(obj, runtime.data if runtime is not None else None)

@@ -119,9 +119,10 @@ def parse_stack(
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
-        sealed = {issue.path for issue in issues}  # a misplaced secret's own value errors only echo it
+        # A key refused before validation (a misplaced secret) is not judged again: its value's errors echo it.
+        refused = {issue.path for issue in issues}
         found = _after_misspellings(validation_issues(exc, StackConfig), misspelt)
-        issues.extend(issue for issue in found if issue.path not in sealed)
+        issues.extend(issue for issue in found if issue.path not in refused)
     else:
         if not issues:
             return config

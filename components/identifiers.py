@@ -141,26 +141,38 @@ def _known_names(cluster: AwsClusterSpec | GcpClusterSpec) -> set[str]:
 
 
 def _pool_zones(config: StackConfig) -> list[Issue]:
-    """Each pool's zone is one its region has (a zone of another region is the pool's own error)."""
+    """Each pool's zone is one its region has (a zone of another region is the pool's own error), and on AWS one
+    the cluster has a subnet in."""
     cluster = config.cluster
     if not isinstance(cluster, AwsClusterSpec | GcpClusterSpec):
         return []
     allowed = set(cluster.allow_unknown)
+    subnets = cluster.zones() if isinstance(cluster, AwsClusterSpec) else None
     found: list[Issue] = []
     for index, spec in enumerate(config.node_pools):
         zone = spec.zone
-        if not zone or zone in allowed or cluster.region in allowed:
+        if not zone:
             continue
-        if isinstance(cluster, AwsClusterSpec):
-            problem = aws_regions.zone_problem(zone, cluster.region)
-            known, what, as_of = aws_regions.zones(cluster.region), "an Availability Zone", aws_regions.AS_OF
-        else:
-            problem = gcp_regions.zone_problem(zone) if zone.startswith(f"{cluster.region}-") else None
-            known, what, as_of = gcp_regions.zones(cluster.region), "a zone", gcp_regions.AS_OF
+        key = f"nodePools[{index}].zone"
+        problem = None if zone in allowed or cluster.region in allowed else _zone_problem(cluster, zone)
         if problem:
-            close = [] if zone.startswith(cluster.region) else known
-            found.append(Issue(f"nodePools[{index}].zone", unknown.message(zone, problem, close, what, as_of)))
+            found.append(Issue(key, problem))
+        elif subnets is not None and zone not in subnets:
+            found.append(Issue(key, f"the cluster has no subnet in {zone} (its zones: {', '.join(subnets)})"))
     return found
+
+
+def _zone_problem(cluster: AwsClusterSpec | GcpClusterSpec, zone: str) -> str | None:
+    """Why a zone is not one of the cluster's region, with the closest names; None when it is."""
+    if isinstance(cluster, AwsClusterSpec):
+        problem = aws_regions.zone_problem(zone, cluster.region)
+        known, what, as_of = aws_regions.zones(cluster.region), "an Availability Zone", aws_regions.AS_OF
+    else:
+        problem = gcp_regions.zone_problem(zone) if zone.startswith(f"{cluster.region}-") else None
+        known, what, as_of = gcp_regions.zones(cluster.region), "a zone", gcp_regions.AS_OF
+    if not problem:
+        return None
+    return unknown.message(zone, problem, [] if zone.startswith(cluster.region) else known, what, as_of)
 
 
 def _minor_issues(config: StackConfig) -> list[Issue]:

@@ -30,17 +30,6 @@ SECRETS_SECTION = "README.md#secrets-and-credentials"
 """Where the README says how a job takes a secret."""
 
 
-def secure_paths(raw: Any, path: str = "") -> frozenset[str]:
-    """The config paths a stack file gives as Pulumi secrets (`{secure: ...}`), as `jobs[0].env.HF_TOKEN`."""
-    if isinstance(raw, Mapping):
-        if set(raw) == {"secure"}:
-            return frozenset({path})
-        return frozenset().union(*(secure_paths(v, join_path(path, str(k))) for k, v in raw.items()))
-    if isinstance(raw, list):
-        return frozenset().union(*(secure_paths(v, f"{path}[{i}]") for i, v in enumerate(raw)))
-    return frozenset()
-
-
 def _set_secret(path: str) -> str:
     return f"pulumi config set --secret --path '{CONFIG_NAMESPACE}:{path}' <value>"
 

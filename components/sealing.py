@@ -21,6 +21,11 @@ def secure_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str
     return []
 
 
+def secure_keys(value: Any) -> frozenset[str]:
+    """Where a stack file's config holds `{secure: ...}` leaves, as config paths (`jobs[0].env.HF_TOKEN`)."""
+    return frozenset(_show(path) for path in secure_paths(value))
+
+
 def _show(path: tuple[str | int, ...]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
 

@@ -20,6 +20,7 @@ from components import (
     quotas,
     repair,
     reserved,
+    sealing,
 )
 from components.allocatable import pod_requests, unadvertised
 from components.config import parse_stack, read_stack_file
@@ -106,7 +107,6 @@ def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
     issues = [*plaintext.issues(config, secure), *issues]  # a leaked credential first
     issues += _topology(config)
     issues += _volcano_topologies(config, pools)
-    issues += _aws_zones(config)
     issues += _autoscaler_release(config, pools)
     issues += _queued_provisioning(config, pools)
     issues += _gke_gpu_operator(config)
@@ -359,7 +359,7 @@ def resolve_raw(
     lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
-        stack = resolve(config, {*plaintext.secure_paths(raw), *secure})
+        stack = resolve(config, {*sealing.secure_keys(raw), *secure})
         # What `check` blocks as mandatory, refused here: where a stack file becomes a stack (render, check, simulate,
         # the Pulumi program), not on every resolve of a stack made in code (a tenth of a second a stack).
         found = mandatory.issues(stack)
@@ -596,19 +596,6 @@ def _managed_lustre(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
                 )
             names.setdefault(fsname, index)
     return issues
-
-
-def _aws_zones(config: StackConfig) -> list[Issue]:
-    """A pool with a zone needs a subnet there."""
-    cluster = config.cluster
-    zones = cluster.zones() if isinstance(cluster, AwsClusterSpec) else None
-    if zones is None:
-        return []
-    return [
-        Issue(f"nodePools[{i}].zone", f"the cluster has no subnet in {pool.zone} (its zones: {', '.join(zones)})")
-        for i, pool in enumerate(config.node_pools)
-        if pool.zone and pool.zone not in zones
-    ]
 
 
 def _autoscaler_release(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:

@@ -12,9 +12,8 @@ from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import CONFIG_NAMESPACE, StackConfig
-from components.plaintext import secure_paths
 from components.platform import Platform
-from components.sealing import seal_jobs
+from components.sealing import seal_jobs, secure_keys
 from components.validation import Stack, resolve_raw
 
 
@@ -33,7 +32,7 @@ def load() -> Stack:
         # Pulumi hands the program its secrets decrypted: which values were secrets, the stack file says
         # (`secure:`), or, for a key it lacks (from an environment), the engine's list of secret keys.
         secure = {
-            *secure_paths(stated),
+            *secure_keys(stated),
             *(k for k in raw if k not in stated and is_config_secret(f"{CONFIG_NAMESPACE}:{k}")),
         }
         # A job's secure env values arrive here in plaintext: sealed as Pulumi secrets before anything reads them.

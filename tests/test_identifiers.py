@@ -87,6 +87,15 @@ def test_a_zone_letter_us_east_2_lacks_is_refused_in_subnet_ids_too() -> None:
     assert where == "cluster.subnetIds.us-east-2d" and "whose zones are us-east-2a, us-east-2b, us-east-2c" in message
 
 
+def test_a_pool_zone_the_region_lacks_is_one_error_not_also_a_missing_subnet() -> None:
+    cluster = {**AWS, "availabilityZones": ["us-east-1a", "us-east-1b"]}
+    pool = {"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1z", "maxNodes": 2}
+    ((where, message),) = refused(stack(cluster, [pool]))
+    assert where == "nodePools[0].zone" and "is not a zone of us-east-1" in message
+    ((_, message),) = refused(stack({**cluster, "allowUnknown": ["us-east-1z"]}, [pool]))
+    assert message == "the cluster has no subnet in us-east-1z (its zones: us-east-1a, us-east-1b)"
+
+
 def test_a_pool_zone_the_region_lacks_is_refused_and_allow_unknown_lets_it_through() -> None:
     pool = {"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1x", "maxNodes": 2}
     found = refused(stack(AWS, [pool]))

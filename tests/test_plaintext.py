@@ -19,8 +19,9 @@ from components.config import load_stack_file, read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import StackConfigError
 from components.models.envsource import Sealed
-from components.plaintext import issues, secure_paths, warnings
+from components.plaintext import issues, warnings
 from components.render import render
+from components.sealing import secure_keys
 from components.validation import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor
 from tests.test_credentials import ORDINARY_NAMES, TOKENS
@@ -128,7 +129,7 @@ def test_a_pulumi_secret_is_never_judged(tmp_path: Path) -> None:
 
     path = stack_file(tmp_path, edit)
     assert resolve_file(path).config.cluster.kubeconfig == "[secret]"
-    assert secure_paths(read_stack_file(path)[0]) == {"cluster.kubeconfig", "jobs[0].env.HF_TOKEN"}
+    assert secure_keys(read_stack_file(path)[0]) == {"cluster.kubeconfig", "jobs[0].env.HF_TOKEN"}
 
 
 def test_a_plain_kubeconfig_is_refused_and_a_path_to_one_passes(tmp_path: Path) -> None:

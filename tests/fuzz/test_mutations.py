@@ -23,16 +23,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import rules
 from components.cli import main
 from components.errors import ConfigError
-from components.render import render
-from components.rules.rule import Settings
-from components.rules.subjects import from_objects, from_pools
-from components.validation import Stack, resolve_file
+from components.validation import resolve_file
 from tests.fuzz import mutations
 from tests.fuzz.mutations import Mutation
-from tests.support.schemas import errors
+from tests.fuzz.test_properties import renders_valid
 from tests.support.stacks import STACK_FILES
 
 SECONDS = 3.0
@@ -73,17 +69,6 @@ def mutated(draw: st.DrawFn) -> tuple[Path, Mutation]:
     return stack_file, draw(st.sampled_from(kinds[kind]))
 
 
-def _still_valid(stack: Stack) -> None:
-    rendered = render(stack)
-    problems = [e for obj in rendered.objects for e in errors(obj)]
-    assert not problems, problems
-    subjects = from_objects(rendered.objects) + from_pools(stack.pools.values())
-    mandatory = [
-        f for f in rules.run(subjects, Settings(gang_scheduler=stack.scheduler)) if f.enforcement == "mandatory"
-    ]
-    assert not mandatory, mandatory
-
-
 def refused_cleanly_or_still_valid(stack_file: Path, mutation: Mutation, tmp: Path) -> None:
     """The property, for one mistake in one stack file."""
     broken = tmp / stack_file.name
@@ -98,7 +83,7 @@ def refused_cleanly_or_still_valid(stack_file: Path, mutation: Mutation, tmp: Pa
     assert "Traceback" not in said, said
     if code == 0:
         assert not mutation.must_refuse, f"{mutation}: rendered, not refused"
-        _still_valid(resolve_file(broken))
+        renders_valid(resolve_file(broken))
         return
     assert code == 1, f"{mutation}: exit {code}\n{said}"
     try:

@@ -21,7 +21,7 @@ from components.errors import ConfigError
 from components.render import render
 from components.rules.rule import Settings
 from components.rules.subjects import from_objects, from_pools
-from components.validation import resolve
+from components.validation import Stack, resolve
 from tests.fuzz.strategies import broken_stacks, stacks
 from tests.support.schemas import errors
 
@@ -33,12 +33,8 @@ MANY = settings(
 )
 
 
-def accepted_configs_render_valid_objects_that_pass_the_rules(raw: dict[str, Any]) -> None:
-    try:
-        stack = resolve(parse_stack(raw))
-    except ConfigError as exc:
-        assert exc.issues and all(i.message for i in exc.issues)
-        return
+def renders_valid(stack: Stack) -> None:
+    """Every object the stack renders validates against its schema, and no mandatory rule finds anything."""
     rendered = render(stack)
     problems = [e for obj in rendered.objects for e in errors(obj)]
     assert not problems, problems
@@ -47,6 +43,15 @@ def accepted_configs_render_valid_objects_that_pass_the_rules(raw: dict[str, Any
         f for f in rules.run(subjects, Settings(gang_scheduler=stack.scheduler)) if f.enforcement == "mandatory"
     ]
     assert not mandatory, mandatory
+
+
+def accepted_configs_render_valid_objects_that_pass_the_rules(raw: dict[str, Any]) -> None:
+    try:
+        stack = resolve(parse_stack(raw))
+    except ConfigError as exc:
+        assert exc.issues and all(i.message for i in exc.issues)
+        return
+    renders_valid(stack)
     for plan in stack.jobs:
         assert plan.world_size == plan.nodes * plan.gpus_per_node <= plan.pool.gpus_per_node * plan.pool.max_nodes
 

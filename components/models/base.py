@@ -100,6 +100,21 @@ Count = Annotated[int, BeforeValidator(_whole_number), AfterValidator(_int32)]
 config model is one, and its own bounds come on top."""
 
 
+def _number(value: Any) -> Any:
+    """A figure as YAML gives it: an int or a finite float; `true` and `.inf` are refused rather than read as 1.0 and
+    an unbounded figure."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a boolean where a number is meant: write one such as 100")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number: write one such as 100")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_number)]
+"""A figure (a bandwidth, a speed) as written: a finite number, never a boolean; every float of the config model is
+one."""
+
+
 _REFERENCE_GRAMMAR = (
     "an image reference is [registry/]repository[:tag][@digest]: the repository lowercase letters, digits and "
     "'.', '_', '-' between '/', a tag of at most 128 letters, digits, '_', '.', '-' (not first: '.', '-'), a digest "

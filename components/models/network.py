@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.models.base import Count, DnsLabel, Spec, at, check_variant_fields, snake
+from components.models.base import Count, DnsLabel, Number, Spec, at, check_variant_fields, snake
 
 NetworkType = Literal["macvlan", "sriov", "ib-sriov", "host-device", "ipoib"]
 
@@ -272,7 +272,7 @@ class RailsSpec(Spec):
     `prefixLength` (whereabouts IPAM). Required when the rails make their NADs."""
     prefix_length: Count | None = Field(default=None, ge=8, le=126)
     """Each rail's subnet size, as a prefix length. Default: 24 for an IPv4 range, 64 for IPv6."""
-    speed_gbps: float | None = Field(default=None, gt=0)
+    speed_gbps: Number | None = Field(default=None, gt=0)
     """One rail's line rate in Gbps (400 for ConnectX-7 NDR / 400GbE); the pool's fabric bandwidth is
     count x this. Default: unknown."""
     namespace: DnsLabel = "training"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from components.models.base import Count, DnsLabel, ImageRef, Quantity, Spec, at, snake
+from components.models.base import Count, DnsLabel, ImageRef, Number, Quantity, Spec, at, snake
 from components.models.network import NetworkSpec, RailsSpec
 
 Fabric = Literal["efa", "infiniband", "roce", "tcp", "tcpx", "tcpxo", "rdma"]
@@ -170,7 +170,7 @@ class FabricCheckSpec(Spec):
     nodes: Count = Field(default=2, ge=2)
     """Nodes the test spans, all GPUs of each. At most maxNodes; above minNodes, the check runs on scale-up.
     Default: 2."""
-    min_bus_bandwidth: float | None = Field(default=None, gt=0)
+    min_bus_bandwidth: Number | None = Field(default=None, gt=0)
     """The floor, in GB/s of bus bandwidth at the largest message size. Default: the catalog's figure
     for the machine and fabric, else half the fabric's nominal bandwidth; required where neither is
     known."""
@@ -199,7 +199,7 @@ class NodeCheckSpec(Spec):
     dcgm_level: DcgmLevel = 2
     """The DCGM diagnostic level: 1 (seconds: deployment and software), 2 (about 2 minutes: adds PCIe, memory
     and a short stress), 3 (about 30 minutes), 4 (an hour or more). Default: 2."""
-    min_bus_bandwidth: float | None = Field(default=None, gt=0)
+    min_bus_bandwidth: Number | None = Field(default=None, gt=0)
     """The single-node all_reduce floor across the node's GPUs, in GB/s of bus bandwidth at the largest
     message size. Default: derived from the GPU's NVLink bandwidth (catalog); none on GPUs without NVLink,
     where the result is recorded but not judged."""

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from components.models import StackConfig, TrainingJobSpec
-from components.models.base import INT32_MAX, Count, ImageRef
+from components.models.base import INT32_MAX, Count, ImageRef, Number
 from tests.support.refusals import refusal
 from tests.test_config import stack
 
@@ -77,6 +77,11 @@ def test_every_integer_of_the_config_model_is_a_count() -> None:
     assert sum(_is(leaf, Count) for _, leaf in FIELDS) >= 25, "the walk reaches the counts"
 
 
+def test_every_float_of_the_config_model_is_a_number() -> None:
+    plain = sorted({name for name, leaf in FIELDS if _base(leaf) is float and not _is(leaf, Number)})
+    assert plain == [], f"bare float fields read true as 1.0: type them Number ({plain})"
+
+
 def test_every_image_of_the_config_model_is_a_reference() -> None:
     images = [(n, leaf) for n, leaf in FIELDS if n.lower().endswith(("image", ".kubectl")) and leaf is not type(None)]
     named = sorted({n for n, leaf in images if not _is(leaf, ImageRef)})
@@ -99,6 +104,11 @@ def test_every_image_of_the_config_model_is_a_reference() -> None:
             "the largest count the Kubernetes API takes (an int32)",
         ),
         ({"nodePools__0__diskSizeGb": 20000}, "nodePools[0].diskSizeGb", "less than or equal to 16384"),
+        (
+            {"nodePools__0__fabricCheck": {"minBusBandwidth": True}},
+            "nodePools[0].fabricCheck.minBusBandwidth",
+            "true is a boolean where a number is meant",
+        ),
         ({"jobs__0__image": "registry.example.com/my image:v1"}, "jobs[0].image", "holds whitespace"),
         ({"jobs__0__image": "registry.example.com/Team/Train:v1"}, "jobs[0].image", "write registry.example.com/team"),
         ({"jobs__0__image": "registry.example.com/train:-v1"}, "jobs[0].image", "malformed tag '-v1'"),

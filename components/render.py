@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import identifiers, identity, images, nvlink, plaintext, provisioning, repair
+from components import identifiers, identity, images, launchers, nvlink, plaintext, provisioning, repair
 from components.addons.mirror import CHART_IMAGES
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
@@ -127,6 +127,11 @@ class Rendered:
         accounts = identity.summary(self.stack.config)
         if accounts:
             lines.append(accounts)
+        config = self.stack.config
+        if self.stack.launches:
+            upgrade = launchers.upgrade_line(config.jobs, self.stack.launches, config.default_launcher)
+            if upgrade:
+                lines.append(upgrade)
         sealed = [found for p in self.stack.jobs if (found := envsecret.made_at_deploy(p))]
         if sealed:
             lines.append("made at deploy time, each job's Pulumi secrets (not in these files): " + ", ".join(sealed))
@@ -168,6 +173,8 @@ class Rendered:
             for name, why in self.addons.unmirrored.items()
         ]
         found += plaintext.warnings(self.stack.config)
+        if self.stack.launches:
+            found += launchers.warnings(self.stack.config.jobs, self.stack.launches)
         for plan in self.stack.jobs:
             estimate = checkpoint(self.stack, plan)
             if estimate is not None and estimate.over:

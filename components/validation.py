@@ -12,6 +12,7 @@ from components import (
     fabriccheck,
     identifiers,
     identity,
+    launchers,
     mandatory,
     nodecheck,
     overhead,
@@ -65,6 +66,8 @@ class Stack:
     """Why each other pool has no fabric check, by pool name."""
     node_checks: dict[str, NodeCheck] = field(default_factory=dict)
     """Each checked pool's node check (its nodes' check at join), by pool name."""
+    launches: tuple[launchers.Choice, ...] = field(default=(), compare=False)
+    """How each job's launcher was chosen, in the order of `jobs` (empty when the stack was made otherwise)."""
     job_objects: tuple[tuple[dict[str, Any], ...], ...] = field(default=(), compare=False, repr=False)
     """Each job's objects (`trainingjob.objects`), in the order of `jobs`, as validation built them to check that
     its pods fit: render writes these rather than build them again. Empty when the stack was made otherwise."""
@@ -86,9 +89,11 @@ class Stack:
         return any(p.fabric in ("infiniband", "roce") for p in self.pools.values())
 
 
-def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
-    """The stack with pools resolved and jobs planned; ConfigError listing every cross-object issue. `secure`: the
-    config paths given as Pulumi secrets, whose values are not plain text whatever they hold."""
+def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launchers.Deployed | None = None) -> Stack:
+    """The stack with its defaults decided, pools resolved and jobs planned; ConfigError listing every cross-object
+    issue. `secure`: the config paths given as Pulumi secrets, whose values are not plain text whatever they hold.
+    `deployed`: what the stack's last deployment made, whose jobs keep their kinds (components/launchers.py)."""
+    config, launches, launch_issues = launchers.settle_stack(config, deployed)
     cluster = config.cluster
     region = getattr(cluster, "region", None)
     labelled = config.runs_gpu_operator
@@ -124,6 +129,7 @@ def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
     node_checks, found = _node_checks(config, pools)
     issues += found
     issues += _runtimes_fit(config, pools)
+    issues += launch_issues
     plans: list[JobPlan] = []
     built: list[tuple[dict[str, Any], ...]] = []
     for index, job in enumerate(config.jobs):
@@ -161,6 +167,7 @@ def resolve(config: StackConfig, secure: Collection[str] = ()) -> Stack:
         checks=checks,
         unchecked=unchecked,
         node_checks=node_checks,
+        launches=tuple(launches),
         job_objects=tuple(built),
     )
     # What the DaemonSets of the stack and its add-ons leave of each new node: read from the stack as it renders.
@@ -352,14 +359,16 @@ def resolve_raw(
     lines: Mapping[str, int] | None = None,
     base_dir: Path | None = None,
     secure: Collection[str] = (),
+    deployed: launchers.Deployed | None = None,
 ) -> Stack:
     """The validated stack of raw config keys; errors name `source` and the line when given. `secure`: config paths
-    the stack file gives as Pulumi secrets where `raw` holds them decrypted (a Pulumi program's config)."""
+    the stack file gives as Pulumi secrets where `raw` holds them decrypted (a Pulumi program's config).
+    `deployed`: what the stack's last deployment made (a Pulumi program reads it from the stack's outputs)."""
     # Lines that parse_stack adds (job files) stay here; `lines` itself is read only when an error needs a line.
     lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
-        stack = resolve(config, {*sealing.secure_keys(raw), *secure})
+        stack = resolve(config, {*sealing.secure_keys(raw), *secure}, deployed)
         # What `check` blocks as mandatory, refused here: where a stack file becomes a stack (render, check, simulate,
         # the Pulumi program), not on every resolve of a stack made in code (a tenth of a second a stack).
         found = mandatory.issues(stack)

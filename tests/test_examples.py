@@ -17,6 +17,7 @@ from components.render import render
 from components.validation import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
 from tests.support.schemas import assert_valid
+from tests.support.workers import worker_spec, workload
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,14 +40,20 @@ def deploy_workloads(monitor: RecordingMonitor) -> None:
 def test_workloads_take_their_pool_from_the_platform_stack(pulumi_mocks: RecordingMonitor) -> None:
     deploy_workloads(pulumi_mocks)
 
-    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
-    worker = job.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
-    container = worker["containers"][0]
-    assert container["resources"]["limits"]["vpc.amazonaws.com/efa"] == "32"
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
-    assert worker["nodeSelector"] == {"gpu-training/pool": "p5"}
-    assert worker["schedulerName"] == "volcano"
-    assert job.inputs["spec"]["runPolicy"]["schedulingPolicy"]["queue"] == "pretraining"
+    (job,) = pulumi_mocks.of_type("kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob")
+    spec = job.inputs["spec"]
+    # On the platform's p5 runtime (its placement, fabric and gang policy), with the pool's EFA cards and GPUs.
+    assert spec["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "ClusterTrainingRuntime",
+        "name": "p5-torch",
+    }
+    limits = spec["trainer"]["resourcesPerNode"]["limits"]
+    assert limits["vpc.amazonaws.com/efa"] == "32" and limits["nvidia.com/gpu"] == "8"
+    (patch,) = spec["runtimePatches"]
+    assert patch["trainingRuntimeSpec"]["template"]["metadata"]["annotations"] == {
+        "scheduling.volcano.sh/queue-name": "pretraining"
+    }
     (provider,) = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert job.provider.startswith(provider.urn)
 
@@ -61,11 +68,17 @@ def deploy_minimal(monitor: RecordingMonitor, name: str, monkeypatch) -> dict[st
     return run(lambda: stacks.run(stacks.load()))
 
 
+def _objects(monitor: RecordingMonitor) -> list[dict[str, Any]]:
+    """The Kubernetes objects the program registered, as their inputs."""
+    return [r.inputs for r in monitor.registrations if isinstance(r.inputs.get("kind"), str)]
+
+
 @pytest.mark.parametrize("name", ["aws", "gke", "existing", "existing-ib", "gke-dws", "aws-queued", "gke-lustre"])
 def test_a_minimal_stack_renders_objects_that_validate(name: str) -> None:
     rendered = render(resolve_file(MINIMAL / f"Pulumi.{name}.yaml"))
-    (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]
-    assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+    job = workload(rendered.objects)
+    assert job["kind"] == "TrainJob", "a job that names no launcher is a TrainJob where Trainer runs"
+    assert job["spec"]["trainer"]["numNodes"] == 2
     assert_valid(*rendered.objects)
 
 
@@ -84,8 +97,7 @@ def test_the_minimal_aws_stack_gets_a_vpc_in_the_regions_eks_zones_and_a_pool_si
     assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "16"}, "the pool is sized to its job: 2 nodes"
     requirements = {r["key"]: r["values"] for r in pool.inputs["spec"]["template"]["spec"]["requirements"]}
     assert requirements["topology.kubernetes.io/zone"] == ["us-east-1a"]
-    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
-    container = job.inputs["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+    container = worker_spec(_objects(pulumi_mocks))["containers"][0]
     assert container["resources"]["requests"]["memory"] == "1843Gi" and container["resources"]["limits"]["cpu"] == "182"
 
 
@@ -95,8 +107,8 @@ def test_the_minimal_gke_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, 
     gpu = next(p for name, p in pools.items() if name.endswith("a3"))
     assert gpu.inputs["autoscaling"]["maxNodeCount"] == 2
     assert gpu.inputs["nodeLocations"] == ["us-central1-a"]
-    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
-    assert job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 1
+    (job,) = pulumi_mocks.of_type("kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob")
+    assert job.inputs["spec"]["trainer"]["numNodes"] == 2
 
 
 def test_the_gke_lustre_stack_makes_its_instance_in_the_pools_zone_and_binds_the_claim_to_it(
@@ -114,8 +126,7 @@ def test_the_gke_lustre_stack_makes_its_instance_in_the_pools_zone_and_binds_the
     assert claim.inputs["spec"]["volumeName"] == pv.inputs["metadata"]["name"] == "lustre-training-checkpoints"
     assert pv.inputs["spec"]["csi"]["volumeAttributes"] == {"ip": "10.90.1.4", "filesystem": "checkpoi"}
     assert_valid(pv.inputs, claim.inputs)
-    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
-    worker = job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    worker = worker_spec(_objects(pulumi_mocks))
     assert {"name": "claim-checkpoints", "persistentVolumeClaim": {"claimName": "checkpoints"}} in worker["volumes"]
 
 
@@ -134,8 +145,7 @@ def test_the_gke_dws_stack_runs_under_mocks_with_a_queued_pool_and_its_admission
     assert queue.inputs["spec"]["admissionChecksStrategy"]["admissionChecks"] == [
         {"name": "a3-provisioning", "onFlavors": ["a3"]}
     ]
-    (job,) = pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
-    tolerations = job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["tolerations"]
+    tolerations = worker_spec(_objects(pulumi_mocks))["tolerations"]
     assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in (
         tolerations
     )
@@ -158,7 +168,7 @@ def test_the_aws_queued_stack_runs_under_mocks_with_a_node_group_the_autoscaler_
 def test_the_minimal_existing_stack_runs_under_mocks(pulumi_mocks: RecordingMonitor, monkeypatch) -> None:
     exports = deploy_minimal(pulumi_mocks, "existing", monkeypatch)
     assert exported(exports)["pools"]["h100"]["maxNodes"] == 2
-    assert pulumi_mocks.of_type("kubernetes:kubeflow.org/v1:PyTorchJob")
+    assert pulumi_mocks.of_type("kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob")
 
 
 def test_a_pool_zone_where_eks_cannot_run_is_refused_at_deploy_time(
@@ -210,8 +220,7 @@ def test_the_nvl72_gke_stack_renders_valid_objects_at_each_pools_full_bandwidth(
     assert "1600 of 1600 Gbps" in summary and "3200 of 3200 Gbps" in summary
     installers = [o["metadata"]["name"] for o in rendered.objects if o["kind"] == "DaemonSet"]
     assert "nccl-rdma-installer-arm64" in installers and "nccl-rdma-installer" not in installers
-    (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob" and o["metadata"]["name"] == "gb300-finetune"]
-    worker = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    worker = worker_spec(rendered.objects, "gb300-finetune")
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in worker[
         "tolerations"
     ]

@@ -7,11 +7,12 @@ from typing import Any
 from components.addons.install import RemoteInstall
 from components.addons.scheduler import VOLCANO_NAME
 from components.images import rewrite
+from components.launchers import MPI_OPERATOR_INSTALL, TRAINING_OPERATOR_INSTALL
 from components.validation import Stack
 from components.versions import MPI_OPERATOR, TRAINING_OPERATOR
 
-TRAINING_NAME = "training-operator"
-MPI_NAME = "mpi-operator"
+TRAINING_NAME = TRAINING_OPERATOR_INSTALL
+MPI_NAME = MPI_OPERATOR_INSTALL
 # The Training Operator v1 serves MPIJob v1 under the same CRD name (mpijobs.kubeflow.org) as the
 # MPI Operator's v2beta1; only one of them may own it.
 MPIJOB_CRD = "mpijobs.kubeflow.org"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from components.addons.install import HelmRelease
 from components.addons.scheduler import VOLCANO_NAME
+from components.launchers import TRAINER_INSTALL
 from components.validation import Stack
 from components.versions import TRAINER
 
-NAME = "kubeflow-trainer"
+NAME = TRAINER_INSTALL
 NAMESPACE = "kubeflow-system"
 
 

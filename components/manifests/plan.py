@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from components import nvlink, quantity
+from components import launchers, nvlink, quantity
 from components.allocatable import allocatable, unadvertised
 from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
@@ -136,6 +136,14 @@ def plan(
     `queue` is used when the spec names none; under Volcano the fallback is its `default` queue. `volumes` are the
     declared volumes (the stack's, or a platform's `storage` output): those behind the job's claims are kept.
     """
+    if spec.launcher is None:
+        # A job planned alone (the TrainingJob component): a TrainJob where its pool has Trainer's runtimes.
+        settled, _, found = launchers.settle(
+            [spec], trainer=bool(pool.runtimes), default=None, deployed=None, path=path
+        )
+        if found:
+            raise ConfigError(found)
+        spec = settled[0]
     fabric = profile(pool, spec.namespace)
     issues = job_issues(spec, pool, path, fabric=fabric)
     issues += _placement_issues(spec, pool, scheduler, path)

@@ -174,8 +174,11 @@ class TrainingJobSpec(Spec):
     """Job name, a DNS-1035 label. Required."""
     namespace: DnsLabel = "training"
     """Namespace. Default: training."""
-    launcher: Launcher = "pytorch"
-    """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
+    launcher: Launcher | None = None
+    """trainjob | pytorch | mpi | tensorflow | indexed (the v1 operators' launchers are the legacy path).
+    Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubeflow Trainer (a job with
+    `elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
+    release 0.3.0 keeps the kind each such job runs as."""
     runtime: Runtime | None = None
     """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
     image: ImageRef = Field(min_length=1)
@@ -260,9 +263,9 @@ class TrainingJobSpec(Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> TrainingJobSpec:
-        if self.runtime is not None and self.launcher != "trainjob":
+        if self.runtime is not None and self.launcher not in (None, "trainjob"):
             raise at("runtime", f"runtime picks a Trainer v2 runtime: set launcher: trainjob (not '{self.launcher}')")
-        if self.max_restarts is not None and self.launcher not in ("pytorch", "indexed"):
+        if self.max_restarts is not None and self.launcher not in (None, "pytorch", "indexed"):
             raise at(
                 "maxRestarts",
                 f"restarts torchrun's ranks in place: the pytorch and indexed launchers, not '{self.launcher}'",
@@ -270,7 +273,7 @@ class TrainingJobSpec(Spec):
         if self.env_from and self.launcher in ("mpi", "trainjob"):
             raise at("envFrom", _ENV_FROM_REFUSED[self.launcher])
         if self.elastic is not None:
-            if self.launcher != "pytorch":
+            if self.launcher not in (None, "pytorch"):
                 raise at("elastic", f"elastic training needs the pytorch launcher, not '{self.launcher}'")
             if self.max_restarts is not None:
                 raise at("maxRestarts", "an elastic job restarts in place by elastic.maxRestarts: set it there")
@@ -370,7 +373,7 @@ class TrainingJobSpec(Spec):
     @property
     def training_runtime(self) -> Runtime | None:
         """The Trainer runtime of a trainjob (torch unless stated); None for other launchers."""
-        if self.launcher != "trainjob":
+        if self.launcher != "trainjob" and (self.launcher is not None or self.runtime is None):
             return None
         return self.runtime or "torch"
 

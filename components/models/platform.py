@@ -121,18 +121,20 @@ class PriorityClassSpec(Spec):
 class TrainingOperatorSpec(Spec):
     """The Kubeflow Training Operator and the MPI Operator."""
 
-    enabled: bool = True
-    """Install the Training Operator (PyTorchJob, TFJob). Default: true."""
-    mpi: bool = True
-    """Install MPI Operator v2beta1 for MPIJobs. Default: true."""
+    enabled: bool | None = None
+    """Install the Training Operator v1 (PyTorchJob, TFJob), the legacy path. Default: on when a job of the stack
+    is a PyTorchJob or TFJob, or the stack installed it before; set it for job stacks that submit them."""
+    mpi: bool | None = None
+    """Install MPI Operator v2beta1 for MPIJobs, the legacy path. Default: on when a job of the stack is an MPIJob,
+    or the stack installed it before; set it for job stacks that submit them."""
 
 
 class TrainerSpec(Spec):
     """Kubeflow Trainer v2 (TrainJob, training runtimes) and JobSet, which it runs on."""
 
-    enabled: bool = False
-    """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes.
-    Default: false."""
+    enabled: bool | None = None
+    """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes: jobs that name
+    no launcher are TrainJobs on them. Default: on, unless `scheduler.type` is none (a cluster run as it is)."""
     mpi_image: ImageRef = Field(default=TRAINER_MPI_IMAGE, min_length=1)
     """The image the nodes of the pools' DeepSpeed and MPI runtimes run: Trainer v2.3 starts them from the
     runtime, not the TrainJob, so a job with another image gets a runtime of its own. It runs sshd as the

@@ -9,7 +9,7 @@ from components.models.cluster import ClusterSpec
 from components.models.health import HealthSpec
 from components.models.identity import ServiceAccountSpec
 from components.models.images import ImagesSpec
-from components.models.job import TrainingJobSpec
+from components.models.job import Launcher, TrainingJobSpec
 from components.models.network import NetworkConfig, NetworkSpec
 from components.models.nodepool import NodePoolSpec
 from components.models.platform import (
@@ -39,9 +39,13 @@ class StackConfig(Spec):
     gpu_operator: GpuOperatorSpec = Field(default_factory=GpuOperatorSpec)
     """NVIDIA GPU Operator. Default: enabled."""
     training_operator: TrainingOperatorSpec = Field(default_factory=TrainingOperatorSpec)
-    """Kubeflow Training Operator and MPI Operator. Default: both enabled."""
+    """Kubeflow Training Operator and MPI Operator, the legacy path. Default: each where a job of the stack uses it."""
     trainer: TrainerSpec = Field(default_factory=TrainerSpec)
-    """Kubeflow Trainer v2 and JobSet. Default: not installed."""
+    """Kubeflow Trainer v2 and JobSet. Default: installed, unless the stack runs no scheduler."""
+    default_launcher: Launcher | None = None
+    """What a job that names no launcher becomes: trainjob | pytorch | mpi | tensorflow | indexed. Default: trainjob
+    where the stack runs Trainer, else pytorch; `pulumi up` on a stack deployed before release 0.3.0 keeps the
+    kind each such job runs as until this or the job's launcher is set."""
     scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
     """Gang scheduler and queues. Default: Volcano, no queues."""
     storage: StorageConfig = Field(default_factory=StorageConfig)

@@ -690,9 +690,11 @@ class TrainingOperatorSpec(TypedDict):
 
     # from components.models.platform.TrainingOperatorSpec
     enabled: NotRequired[bool]
-    """Install the Training Operator (PyTorchJob, TFJob). Default: true."""
+    """Install the Training Operator v1 (PyTorchJob, TFJob), the legacy path. Default: on when a job of the stack
+is a PyTorchJob or TFJob, or the stack installed it before; set it for job stacks that submit them."""
     mpi: NotRequired[bool]
-    """Install MPI Operator v2beta1 for MPIJobs. Default: true."""
+    """Install MPI Operator v2beta1 for MPIJobs, the legacy path. Default: on when a job of the stack is an MPIJob,
+or the stack installed it before; set it for job stacks that submit them."""
 
 
 class TrainerSpec(TypedDict):
@@ -700,13 +702,21 @@ class TrainerSpec(TypedDict):
 
     # from components.models.platform.TrainerSpec
     enabled: NotRequired[bool]
-    """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes.
-Default: false."""
+    """Install Kubeflow Trainer v2 and JobSet, and make each GPU pool's ClusterTrainingRuntimes: jobs that name
+no launcher are TrainJobs on them. Default: on, unless `scheduler.type` is none (a cluster run as it is)."""
     mpi_image: NotRequired[str]
     """The image the nodes of the pools' DeepSpeed and MPI runtimes run: Trainer v2.3 starts them from the
 runtime, not the TrainJob, so a job with another image gets a runtime of its own. It runs sshd as the
 upstream deepspeed-runtime image does (user 1000, /home/mpiuser/.sshd_config, port 2222).
 Default: Trainer's deepspeed-runtime image of the pinned release."""
+
+
+class StackConfigDefaultLauncher(StrEnum):
+    PYTORCH = "pytorch"
+    MPI = "mpi"
+    TENSORFLOW = "tensorflow"
+    INDEXED = "indexed"
+    TRAINJOB = "trainjob"
 
 
 class SchedulerSpecType(StrEnum):
@@ -1253,7 +1263,10 @@ class TrainingJobSpec(TypedDict):
     namespace: NotRequired[str]
     """Namespace. Default: training."""
     launcher: NotRequired[Launcher]
-    """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
+    """trainjob | pytorch | mpi | tensorflow | indexed (the v1 operators' launchers are the legacy path).
+Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubeflow Trainer (a job with
+`elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
+release 0.3.0 keeps the kind each such job runs as."""
     runtime: NotRequired[Runtime]
     """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
     image: str
@@ -1334,9 +1347,13 @@ class StackConfig(TypedDict):
     gpu_operator: NotRequired[GpuOperatorSpec]
     """NVIDIA GPU Operator. Default: enabled."""
     training_operator: NotRequired[TrainingOperatorSpec]
-    """Kubeflow Training Operator and MPI Operator. Default: both enabled."""
+    """Kubeflow Training Operator and MPI Operator, the legacy path. Default: each where a job of the stack uses it."""
     trainer: NotRequired[TrainerSpec]
-    """Kubeflow Trainer v2 and JobSet. Default: not installed."""
+    """Kubeflow Trainer v2 and JobSet. Default: installed, unless the stack runs no scheduler."""
+    default_launcher: NotRequired[StackConfigDefaultLauncher]
+    """What a job that names no launcher becomes: trainjob | pytorch | mpi | tensorflow | indexed. Default: trainjob
+where the stack runs Trainer, else pytorch; `pulumi up` on a stack deployed before release 0.3.0 keeps the
+kind each such job runs as until this or the job's launcher is set."""
     scheduler: NotRequired[SchedulerSpec]
     """Gang scheduler and queues. Default: Volcano, no queues."""
     storage: NotRequired[StorageConfig]
@@ -1368,7 +1385,10 @@ class TrainingJobArgs(TypedDict):
     namespace: NotRequired[str]
     """Namespace. Default: training."""
     launcher: NotRequired[Launcher]
-    """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
+    """trainjob | pytorch | mpi | tensorflow | indexed (the v1 operators' launchers are the legacy path).
+Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubeflow Trainer (a job with
+`elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
+release 0.3.0 keeps the kind each such job runs as."""
     runtime: NotRequired[Runtime]
     """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
     image: str

@@ -46,7 +46,7 @@ def test_construct_registers_what_the_python_api_does(pulumi_mocks: RecordingMon
     state = json_format.MessageToDict(response.state)
     assert response.urn.endswith("$gpu-training:index:TrainingJob::llama")
     assert state["worldSize"] == 16
-    assert state["workload"] == "PyTorchJob/training/llama"
+    assert state["workload"] == "TrainJob/training/llama"
 
     pulumi_mocks.registrations.clear()
     run(lambda: TrainingJob("llama", JOB, pool=pool, scheduler="volcano", queue="research"))
@@ -91,7 +91,7 @@ def test_the_callers_kubernetes_provider_reaches_every_object(pulumi_mocks: Reco
         providers={"kubernetes": ref},
     )
     objects = [r for r in pulumi_mocks.registrations if r.type.startswith("kubernetes:")]
-    assert {r.type for r in objects} >= {"kubernetes:kubeflow.org/v1:PyTorchJob"}
+    assert {r.type for r in objects} >= {"kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob"}
     assert all(r.provider == ref for r in objects), [(r.type, r.provider) for r in objects]
 
 
@@ -101,7 +101,7 @@ def test_a_secret_env_value_from_another_language_becomes_the_jobs_own_secret(pu
     pool = resolve_file(REPO / "Pulumi.dev.yaml").pools["h100"]
     wrapped = {SECRET_SIG: "1b47061264138c4ac30d75fd1eb44270", "value": token}
     env = {"HF_TOKEN": wrapped, "EPOCHS": "3", "WANDB_API_KEY": {"secretKeyRef": {"name": "wandb", "key": "k"}}}
-    response = _construct(pulumi_mocks, {**JOB, "env": env, "pool": pool.to_config()})
+    response = _construct(pulumi_mocks, {**JOB, "launcher": "pytorch", "env": env, "pool": pool.to_config()})
     assert json_format.MessageToDict(response.state)["workload"] == "PyTorchJob/training/llama", "not secret"
     secret = pulumi_mocks.named("llama-env-secret")
     assert SECRET_SIG in secret.inputs["data"], "kept a secret"

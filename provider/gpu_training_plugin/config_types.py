@@ -1101,11 +1101,12 @@ class Launcher(StrEnum):
 
 
 class Runtime(StrEnum):
-    """The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun)."""
+    """The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun) | tensorflow (TF_CONFIG)."""
 
     TORCH = "torch"
     DEEPSPEED = "deepspeed"
     MPI = "mpi"
+    TENSORFLOW = "tensorflow"
 
 
 class ElasticSpec(TypedDict):
@@ -1255,7 +1256,8 @@ class TrainingJobSpec(TypedDict):
     launcher: NotRequired[Launcher]
     """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
     runtime: NotRequired[Runtime]
-    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one
+process, told its place by TF_CONFIG, for MultiWorkerMirroredStrategy: what a TFJob ran). Default: torch."""
     image: str
     """Container image. Required."""
     command: list[str]
@@ -1310,8 +1312,9 @@ Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
     """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
 counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
     max_restarts: NotRequired[int]
-    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
-recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    """torchrun launchers (pytorch, indexed, trainjob with runtime torch): in-place restarts of every rank before the
+pods fail, which recover from a transient fault without rescheduling. Default: 3 (elastic jobs:
+elastic.maxRestarts)."""
     ttl_seconds_after_finished: NotRequired[int]
     """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
 recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
@@ -1370,7 +1373,8 @@ class TrainingJobArgs(TypedDict):
     launcher: NotRequired[Launcher]
     """pytorch | mpi | tensorflow | indexed | trainjob. Default: pytorch."""
     runtime: NotRequired[Runtime]
-    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one
+process, told its place by TF_CONFIG, for MultiWorkerMirroredStrategy: what a TFJob ran). Default: torch."""
     image: str
     """Container image. Required."""
     command: list[str]
@@ -1425,8 +1429,9 @@ Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
     """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
 counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
     max_restarts: NotRequired[int]
-    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
-recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    """torchrun launchers (pytorch, indexed, trainjob with runtime torch): in-place restarts of every rank before the
+pods fail, which recover from a transient fault without rescheduling. Default: 3 (elastic jobs:
+elastic.maxRestarts)."""
     ttl_seconds_after_finished: NotRequired[int]
     """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
 recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""

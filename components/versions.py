@@ -70,6 +70,8 @@ TRAINER_MPI_IMAGE = "ghcr.io/kubeflow/trainer/deepspeed-runtime:v2.3.0"
 """The node image of the DeepSpeed and MPI runtimes (the chart's deepspeedDistributed runtime image)."""
 TRAINER_TORCH_IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
 """The image of the torch runtime when a TrainJob names none (the chart's torch-distributed runtime)."""
+TRAINER_TENSORFLOW_IMAGE = "tensorflow/tensorflow:2.20.0-gpu"
+"""The image of the tensorflow runtime when a TrainJob names none (Trainer v2.3 ships no TensorFlow runtime)."""
 EFA_DEVICE_PLUGIN = Chart(
     "aws-efa-k8s-device-plugin",
     "v0.5.30",

@@ -69,7 +69,12 @@ def test_outputs(pulumi_mocks: RecordingMonitor) -> None:
     assert resolved(platform.scheduler)[0] == "volcano"
     assert resolved(platform.default_queue)[0] == "research"
     assert resolved(platform.runtimes)[0] == {
-        "h100": {"torch": "h100-torch", "deepspeed": "h100-deepspeed", "mpi": "h100-mpi"}
+        "h100": {
+            "torch": "h100-torch",
+            "deepspeed": "h100-deepspeed",
+            "mpi": "h100-mpi",
+            "tensorflow": "h100-tensorflow",
+        }
     }
     pools, _ = resolved(platform.pools)
     assert pools["h100"]["gpusPerNode"] == 8 and pools["h100"]["fabric"] == "roce"

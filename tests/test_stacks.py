@@ -74,6 +74,7 @@ def test_trainer_installs_then_the_runtimes_then_the_trainjobs(pulumi_mocks: Rec
         "torch": "h100-torch",
         "deepspeed": "h100-deepspeed",
         "mpi": "h100-mpi",
+        "tensorflow": "h100-tensorflow",
     }
 
 

@@ -13,7 +13,7 @@ from components.errors import ConfigError, Issue
 from components.fabric import MULTUS_ANNOTATION, PRIMARY_INTERFACE, FabricProfile, profile
 from components.manifests import apibounds, podnames
 from components.models.envsource import EnvSource
-from components.models.job import CHECKPOINT_ENV, TrainingJobSpec
+from components.models.job import CHECKPOINT_ENV, MPI_RUNTIMES, TrainingJobSpec
 from components.models.storage import VolumeSpec
 from components.pool import Pool
 from components.topology import Placement, placement
@@ -35,8 +35,15 @@ MIN_MULTI_NODE_SHM = "1Gi"
 """The least /dev/shm a multi-node job gets: NCCL's shared-memory transport and data loaders need it."""
 # torchrun and mpirun are added by the launchers; a command that starts with them would run twice.
 _LAUNCHER_PROGRAMS = {"pytorch": "torchrun", "indexed": "torchrun", "mpi": "mpirun"}
-_RUNTIME_PROGRAMS = {"torch": "torchrun", "deepspeed": "mpirun", "mpi": "mpirun"}
+_RUNTIME_PROGRAMS = {"torch": "torchrun", "deepspeed": "mpirun", "mpi": "mpirun"}  # tensorflow: the program itself
 _PYTHON = ("python", "python3")
+MAX_RESTARTS_ENV = "PET_MAX_RESTARTS"
+"""torchrun's --max_restarts as an environment variable: torch.distributed.run reads each flag it is not given
+from PET_<FLAG> (torch/distributed/argparse_util.py env), and Trainer v2.3.0's torch plugin sets only PET_NNODES,
+PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT (pkg/runtime/framework/plugins/torch/
+torch.go:145-166), so a torch TrainJob's in-place restarts are this variable."""
+TF_CONFIG_ENV = "TF_CONFIG"
+"""What the tensorflow runtime's command writes from the job's nodes (components/manifests/trainjob.py)."""
 # Environment Kubeflow Trainer sets itself and refuses in a TrainJob (its torch and MPI plugins).
 TRAINER_RESERVED_ENV = {
     "torch": ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"),
@@ -153,10 +160,22 @@ def plan(
     domain = nvlink.needs_domain(pool, spec.most_nodes)
     gpus = spec.gpus_per_node or pool.gpus_per_node
     requests = worker_requests(spec, pool, fabric)
-    watchdog = TORCH_WATCHDOG_ENV if spec.launcher != "tensorflow" else {}
+    tensorflow = spec.launcher == "tensorflow" or spec.training_runtime == "tensorflow"
+    watchdog = TORCH_WATCHDOG_ENV if not tensorflow else {}
     nvls = nvlink.ENV if domain else {}
     checkpoint = {CHECKPOINT_ENV: spec.checkpoint_dir} if spec.checkpoint_dir is not None else {}
-    env = {"NCCL_DEBUG": "WARN", **watchdog, **fabric.env, **nvls, **checkpoint, **spec.nccl_env, **spec.env}
+    # As the pytorch launcher's --max_restarts: moved to a torch TrainJob, a job keeps its in-place restarts.
+    restarts = {MAX_RESTARTS_ENV: str(spec.in_place_restarts)} if spec.training_runtime == "torch" else {}
+    env = {
+        "NCCL_DEBUG": "WARN",
+        **watchdog,
+        **restarts,
+        **fabric.env,
+        **nvls,
+        **checkpoint,
+        **spec.nccl_env,
+        **spec.env,
+    }
     claims = {m.claim for m in spec.mounts}
     queue = spec.scheduler.queue or queue
     if scheduler == "volcano" and queue is None:
@@ -183,7 +202,7 @@ def plan(
 def _program(spec: TrainingJobSpec) -> str | None:
     """The program the launcher starts the user's command with (torchrun, mpirun), if any."""
     runtime = spec.training_runtime
-    return _RUNTIME_PROGRAMS[runtime] if runtime else _LAUNCHER_PROGRAMS.get(spec.launcher)
+    return _RUNTIME_PROGRAMS.get(runtime) if runtime else _LAUNCHER_PROGRAMS.get(spec.launcher)
 
 
 def spans_domains(spec: TrainingJobSpec) -> bool:
@@ -417,11 +436,25 @@ def _trainjob_issues(spec: TrainingJobSpec, p: str) -> list[Issue]:
     if runtime is None:
         return []
     issues: list[Issue] = []
-    reserved = TRAINER_RESERVED_ENV["torch" if runtime == "torch" else "mpi"]
+    reserved = TRAINER_RESERVED_ENV.get("mpi" if runtime in MPI_RUNTIMES else runtime, ())
     for name in spec.env:
         if name in reserved:
             issues.append(Issue(f"{p}env.{name}", f"Kubeflow Trainer sets {name} itself and refuses it in a TrainJob"))
-    if runtime != "torch" and spec.world_nodes < 2:
+    if runtime == "tensorflow" and TF_CONFIG_ENV in spec.env:
+        issues.append(
+            Issue(
+                f"{p}env.{TF_CONFIG_ENV}",
+                "the tensorflow runtime writes TF_CONFIG itself (every node a worker, each pod its index): drop it",
+            )
+        )
+    if runtime == "torch" and MAX_RESTARTS_ENV in spec.env:
+        issues.append(
+            Issue(
+                f"{p}env.{MAX_RESTARTS_ENV}",
+                f"the torch runtime sets {MAX_RESTARTS_ENV} from maxRestarts (default 3): set maxRestarts instead",
+            )
+        )
+    if runtime in MPI_RUNTIMES and spec.world_nodes < 2:
         issues.append(
             Issue(
                 f"{p}nodes",

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.errors import Issue
-from components.models.job import TrainingJobSpec
+from components.models.job import MPI_RUNTIMES, TrainingJobSpec
 
 MAX_LABEL = 63
 """A DNS-1123 or DNS-1035 label: hostnames, Service names, label values (k8s.io/apimachinery validation)."""
@@ -67,7 +67,7 @@ def derived_names(spec: TrainingJobSpec) -> list[Derived]:
     if spec.launcher == "indexed":
         return [Derived(f"{job}-{nodes - 1}", "pod hostname")]
     runtime = spec.training_runtime or "torch"
-    pods = {NODE: nodes} if runtime == "torch" else {NODE: max(nodes - 1, 1), LAUNCHER: 1}
+    pods = {NODE: max(nodes - 1, 1), LAUNCHER: 1} if runtime in MPI_RUNTIMES else {NODE: nodes}
     return [
         Derived(f"{job}-{replicated}-0-{count - 1}{_RANDOM}", "JobSet pod name (its last 5 characters random)")
         for replicated, count in pods.items()

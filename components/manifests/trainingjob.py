@@ -12,7 +12,7 @@ from components.manifests.mpijob import mpijob
 from components.manifests.plan import JobPlan
 from components.manifests.pytorchjob import pytorchjob
 from components.manifests.tfjob import tfjob
-from components.manifests.trainingruntime import choose_runtime, job_runtime
+from components.manifests.trainingruntime import choose_runtime, job_runtime, uses_mpi
 from components.manifests.trainjob import gang_size, trainjob
 
 
@@ -36,7 +36,7 @@ def objects(plan: JobPlan) -> list[dict[str, Any]]:
         choice = choose_runtime(plan)
         if choice.reasons:
             out.append(job_runtime(plan))
-        if plan.scheduler == "volcano" and (plan.spec.training_runtime or "torch") != "torch":
+        if plan.scheduler == "volcano" and uses_mpi(plan.spec.training_runtime or "torch"):
             out.append(gang.podgroup(plan, plan.name, gang_size(plan)))
         out.append(trainjob(plan, choice))
     else:

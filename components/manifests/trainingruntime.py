@@ -1,6 +1,6 @@
 """Kubeflow Trainer v2 training runtimes: a JobSet template carrying everything a pool decides.
 
-Each GPU pool gets ClusterTrainingRuntimes (`<pool>-torch`, `-deepspeed`, `-mpi`) holding its GPUs,
+Each GPU pool gets ClusterTrainingRuntimes (`<pool>-torch`, `-deepspeed`, `-mpi`, `-tensorflow`) holding its GPUs,
 tolerations, node selection, fabric, /dev/shm and gang policy, so a TrainJob only names the image,
 command and nodes. A job whose pods need what a TrainJob cannot patch into its runtime (a priority
 class, another MPI image, its own placement under Volcano) gets a TrainingRuntime of its own, built the
@@ -19,17 +19,25 @@ from components.manifests.meta import INSTANCE_LABEL, job_labels, metadata
 from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.pod import worker_template
 from components.manifests.podnames import LAUNCHER, NODE
-from components.models.job import Runtime, TrainingJobSpec
+from components.manifests.ports import container_port
+from components.models.job import MPI_RUNTIMES, Runtime, TrainingJobSpec
 from components.pool import Pool
 from components.topology import Placement, placement
-from components.versions import TRAINER_MPI_IMAGE, TRAINER_TORCH_IMAGE
+from components.versions import TRAINER_MPI_IMAGE, TRAINER_TENSORFLOW_IMAGE, TRAINER_TORCH_IMAGE
 
 API = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 """Marks the replicated job whose `node` container Trainer fills from the TrainJob's trainer fields."""
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
-RUNTIMES: tuple[Runtime, ...] = ("torch", "deepspeed", "mpi")
+RUNTIMES: tuple[Runtime, ...] = ("torch", "deepspeed", "mpi", "tensorflow")
+ONE_NODE_RUNTIMES: tuple[Runtime, ...] = ("torch", "tensorflow")
+"""The runtimes that run on one node too: every pod is a node running the job's program (no launcher)."""
+TF_PORT = 2222
+"""The port TensorFlow's workers serve each other on: the TFJob default, which TF_CONFIG names (training-operator
+v1.9.4 pkg/apis/kubeflow.org/v1/tensorflow_types.go:28 TFJobDefaultPort)."""
+TF_PORT_NAME = "tfjob-port"
+"""The TFJob container port's name (training-operator v1.9.4 tensorflow_types.go:24 TFJobDefaultPortName)."""
 # The MPI runtimes follow Trainer's deepspeed-runtime image: sshd as user 1000 on port 2222.
 MPI_USER = 1000
 MPI_SSH_DIR = "/home/mpiuser/.ssh"
@@ -44,8 +52,14 @@ def runtime_name(pool: str, runtime: str) -> str:
 
 
 def pool_runtimes(pool: Pool) -> tuple[Runtime, ...]:
-    """The runtimes a pool gets: torch, and the MPI ones where two nodes fit (their launcher is a node)."""
-    return RUNTIMES if pool.max_nodes >= 2 else ("torch",)
+    """The runtimes a pool gets: torch and tensorflow, and the MPI ones where two nodes fit (their launcher is a
+    node)."""
+    return RUNTIMES if pool.max_nodes >= 2 else ONE_NODE_RUNTIMES
+
+
+def uses_mpi(runtime: Runtime) -> bool:
+    """Whether the runtime starts its ranks with mpirun from a launcher pod, over sshd on the nodes."""
+    return runtime in MPI_RUNTIMES
 
 
 def runtime_names(pool: Pool) -> dict[str, str]:
@@ -57,7 +71,9 @@ def pool_plan(pool: Pool, runtime: Runtime, scheduler: SchedulerKind) -> JobPlan
     """A whole-node job on the pool: what its runtime's pods carry when no TrainJob says otherwise."""
     # Pods attach the pool's networks in their namespace; the NAD names in the annotation are relative to it.
     namespace = pool.networks[0].namespace if pool.networks else _DEFAULT_NAMESPACE
-    image = (pool.mpi_image or TRAINER_MPI_IMAGE) if runtime != "torch" else TRAINER_TORCH_IMAGE
+    image = {"torch": TRAINER_TORCH_IMAGE, "tensorflow": TRAINER_TENSORFLOW_IMAGE}.get(
+        runtime, pool.mpi_image or TRAINER_MPI_IMAGE
+    )
     spec = TrainingJobSpec(
         name="runtime",
         namespace=namespace,
@@ -65,7 +81,7 @@ def pool_plan(pool: Pool, runtime: Runtime, scheduler: SchedulerKind) -> JobPlan
         runtime=runtime,
         image=image,
         command=["train.py"],
-        nodes=1 if runtime == "torch" else 2,
+        nodes=2 if uses_mpi(runtime) else 1,
     )
     base = plan(spec, pool, scheduler, path=f"trainer.runtimes.{runtime_name(pool.name, runtime)}")
     # A pool's runtime belongs to no job, so to no job's ComputeDomain: a job that has one gets its own runtime.
@@ -120,7 +136,7 @@ def choose_runtime(job: JobPlan) -> RuntimeChoice:
         return _own(job, f"pool '{pool.name}' has no {runtime} runtime")
     base = pool_plan(pool, runtime, job.scheduler)
     reasons = []
-    if runtime != "torch" and job.spec.image != base.spec.image:
+    if uses_mpi(runtime) and job.spec.image != base.spec.image:
         reasons.append(
             f"its nodes run the job's image, and Trainer v2.3 starts them from the runtime's ({base.spec.image})"
         )
@@ -168,6 +184,10 @@ def runtime_spec(job: JobPlan, *, network_topology: Placement | None, shared: bo
 def _ml_policy(job: JobPlan, runtime: Runtime) -> dict[str, Any]:
     if runtime == "torch":
         return {"numNodes": 1, "torch": {}}
+    if runtime == "tensorflow":
+        # No framework policy: Trainer v2.3.0's PlainML plugin sizes the nodes by the TrainJob's numNodes and adds
+        # its env, nothing more (pkg/runtime/framework/plugins/plainml/plainml.go:46-70); TF_CONFIG is the job's.
+        return {"numNodes": 1}
     return {
         # Trainer sizes the launcher's Job (the trainer step) by this, and only the nodes' Job by the TrainJob's
         # numNodes (less the launcher): 2 here made every TrainJob two launchers, each running mpirun.
@@ -186,7 +206,7 @@ def _jobset(job: JobPlan, runtime: Runtime, shared: bool) -> dict[str, Any]:
     # A failed rank fails its Job at once (backoffLimit 0), and JobSet restarts every Job together:
     # ranks of a collective job cannot rejoin one by one. A node fault does so without using up a retry.
     failure = jobset_failure_policy(job)
-    if runtime == "torch":
+    if not uses_mpi(runtime):
         return {
             "failurePolicy": failure,
             "replicatedJobs": [_replicated_job(NODE, _pod(job, None, shared), trainer=True)],
@@ -215,11 +235,13 @@ def _replicated_job(name: str, pod: dict[str, Any], *, trainer: bool) -> dict[st
 def _pod(job: JobPlan, command: list[str] | None, shared: bool) -> dict[str, Any]:
     """A node pod of the runtime: the job's worker pod, named as Trainer expects."""
     runtime = job.spec.training_runtime or "torch"
-    grouped = runtime != "torch"  # the launcher and the nodes are two GPU pod sets
+    grouped = uses_mpi(runtime)  # the launcher and the nodes are two GPU pod sets
     pod = worker_template(job, role="worker", container=NODE, command=command, restart_policy="Never", group=grouped)
     if shared:
         del pod["metadata"]["labels"][INSTANCE_LABEL]
-    if runtime != "torch":
+    if runtime == "tensorflow":
+        pod["spec"]["containers"][0]["ports"] = [container_port(TF_PORT_NAME, TF_PORT)]
+    if grouped:
         container = pod["spec"]["containers"][0]
         container.setdefault("securityContext", {})["runAsUser"] = MPI_USER
         pod["spec"]["securityContext"] = {"fsGroup": MPI_USER}

@@ -13,8 +13,10 @@ from components.models.envsource import EnvEntry, EnvFromSpec, EnvSource, Secret
 Launcher = Literal["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
 """pytorch (PyTorchJob) | mpi (MPIJob v2beta1) | tensorflow (TFJob) | indexed (Job + headless Service) |
 trainjob (Kubeflow Trainer v2 TrainJob)."""
-Runtime = Literal["torch", "deepspeed", "mpi"]
-"""The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun)."""
+Runtime = Literal["torch", "deepspeed", "mpi", "tensorflow"]
+"""The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun) | tensorflow (TF_CONFIG)."""
+MPI_RUNTIMES: tuple[Runtime, ...] = ("deepspeed", "mpi")
+"""The runtimes whose launcher pod starts the ranks with mpirun over sshd on the nodes."""
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _ENV_FROM_REFUSED = {
@@ -180,7 +182,8 @@ class TrainingJobSpec(Spec):
     `elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
     release 0.3.0 keeps the kind each such job runs as."""
     runtime: Runtime | None = None
-    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one
+    process, told its place by TF_CONFIG, for MultiWorkerMirroredStrategy: what a TFJob ran). Default: torch."""
     image: ImageRef = Field(min_length=1)
     """Container image. Required."""
     command: list[EnvValue] = Field(min_length=1)
@@ -235,8 +238,9 @@ class TrainingJobSpec(Spec):
     """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
     counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
     max_restarts: Count | None = Field(default=None, ge=0)
-    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
-    recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    """torchrun launchers (pytorch, indexed, trainjob with runtime torch): in-place restarts of every rank before the
+    pods fail, which recover from a transient fault without rescheduling. Default: 3 (elastic jobs:
+    elastic.maxRestarts)."""
     ttl_seconds_after_finished: Count | None = Field(default=None, ge=0)
     """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
     recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
@@ -265,10 +269,17 @@ class TrainingJobSpec(Spec):
     def _consistent(self) -> TrainingJobSpec:
         if self.runtime is not None and self.launcher not in (None, "trainjob"):
             raise at("runtime", f"runtime picks a Trainer v2 runtime: set launcher: trainjob (not '{self.launcher}')")
-        if self.max_restarts is not None and self.launcher not in (None, "pytorch", "indexed"):
+        if self.max_restarts is not None and self.training_runtime not in (None, "torch"):
             raise at(
                 "maxRestarts",
-                f"restarts torchrun's ranks in place: the pytorch and indexed launchers, not '{self.launcher}'",
+                f"restarts torchrun's ranks in place, and the {self.training_runtime} runtime runs no torchrun: "
+                "drop it, or use runtime torch (a TrainJob's whole-job retries are backoffLimit)",
+            )
+        if self.max_restarts is not None and self.launcher not in (None, "pytorch", "indexed", "trainjob"):
+            raise at(
+                "maxRestarts",
+                f"restarts torchrun's ranks in place: the pytorch and indexed launchers, or trainjob with runtime "
+                f"torch, not '{self.launcher}'",
             )
         if self.env_from and self.launcher in ("mpi", "trainjob"):
             raise at("envFrom", _ENV_FROM_REFUSED[self.launcher])

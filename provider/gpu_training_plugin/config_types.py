@@ -1111,11 +1111,12 @@ class Launcher(StrEnum):
 
 
 class Runtime(StrEnum):
-    """The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun)."""
+    """The training runtime of a TrainJob: torch (torchrun) | deepspeed | mpi (mpirun) | tensorflow (TF_CONFIG)."""
 
     TORCH = "torch"
     DEEPSPEED = "deepspeed"
     MPI = "mpi"
+    TENSORFLOW = "tensorflow"
 
 
 class ElasticSpec(TypedDict):
@@ -1268,7 +1269,8 @@ Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubef
 `elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
 release 0.3.0 keeps the kind each such job runs as."""
     runtime: NotRequired[Runtime]
-    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one
+process, told its place by TF_CONFIG, for MultiWorkerMirroredStrategy: what a TFJob ran). Default: torch."""
     image: str
     """Container image. Required."""
     command: list[str]
@@ -1323,8 +1325,9 @@ Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
     """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
 counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
     max_restarts: NotRequired[int]
-    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
-recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    """torchrun launchers (pytorch, indexed, trainjob with runtime torch): in-place restarts of every rank before the
+pods fail, which recover from a transient fault without rescheduling. Default: 3 (elastic jobs:
+elastic.maxRestarts)."""
     ttl_seconds_after_finished: NotRequired[int]
     """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
 recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""
@@ -1390,7 +1393,8 @@ Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubef
 `elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
 release 0.3.0 keeps the kind each such job runs as."""
     runtime: NotRequired[Runtime]
-    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi. Default: torch."""
+    """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one
+process, told its place by TF_CONFIG, for MultiWorkerMirroredStrategy: what a TFJob ran). Default: torch."""
     image: str
     """Container image. Required."""
     command: list[str]
@@ -1445,8 +1449,9 @@ Default: none (NCCL_DEBUG=WARN plus the fabric's)."""
     """Whole-job retries before the job is marked failed (a fault stops every rank; each launcher's object
 counts it in its controller's unit, e.g. x pods for a PyTorchJob). Default: 3."""
     max_restarts: NotRequired[int]
-    """torchrun launchers (pytorch, indexed): in-place restarts of every rank before the pods fail, which
-recover from a transient fault without rescheduling. Default: 3 (elastic jobs: elastic.maxRestarts)."""
+    """torchrun launchers (pytorch, indexed, trainjob with runtime torch): in-place restarts of every rank before the
+pods fail, which recover from a transient fault without rescheduling. Default: 3 (elastic jobs:
+elastic.maxRestarts)."""
     ttl_seconds_after_finished: NotRequired[int]
     """Delete the finished job's object this long after it ends. Default: kept. The next `pulumi up`
 recreates a job deleted this way, which runs it again: set it only for jobs deployed outside Pulumi."""

@@ -77,4 +77,11 @@ def test_construct_builds_what_the_dev_stack_builds(pulumi_mocks: RecordingMonit
     assert _registered(pulumi_mocks) == program, "the same resources with the same inputs"
     state = json_format.MessageToDict(response.state)
     assert set(PROGRAM["outputs"]) <= set(state)
-    assert state["runtimes"] == {"h100": {"torch": "h100-torch", "deepspeed": "h100-deepspeed", "mpi": "h100-mpi"}}
+    assert state["runtimes"] == {
+        "h100": {
+            "torch": "h100-torch",
+            "deepspeed": "h100-deepspeed",
+            "mpi": "h100-mpi",
+            "tensorflow": "h100-tensorflow",
+        }
+    }

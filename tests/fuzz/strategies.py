@@ -77,7 +77,7 @@ def jobs(draw: st.DrawFn, pools: list[str], claims: list[str], networks_ns: str 
             )
         )
     if launcher == "trainjob" and draw(st.booleans()):
-        job["runtime"] = draw(st.sampled_from(["torch", "deepspeed", "mpi"]))
+        job["runtime"] = draw(st.sampled_from(["torch", "deepspeed", "mpi", "tensorflow"]))
     if draw(st.integers(0, 3)) == 0:
         job["topology"] = {
             "mode": draw(st.sampled_from(["required", "preferred"])),

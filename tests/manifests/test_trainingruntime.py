@@ -11,12 +11,14 @@ from components.manifests.trainingruntime import (
     ANCESTOR_LABEL,
     MPI_SSH_DIR,
     SSHD_PORT,
+    TF_PORT,
     choose_runtime,
     cluster_runtime,
     job_runtime,
     pool_runtimes,
 )
 from components.models import TrainingJobSpec
+from components.versions import TRAINER_TENSORFLOW_IMAGE
 from tests.support.factories import job, pool, with_topology, with_trainer
 from tests.support.schemas import assert_valid
 
@@ -41,7 +43,7 @@ def env(container: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("scheduler", ["volcano", "kueue", "none"])
-@pytest.mark.parametrize("runtime", ["torch", "deepspeed", "mpi"])
+@pytest.mark.parametrize("runtime", ["torch", "deepspeed", "mpi", "tensorflow"])
 @pytest.mark.parametrize("fabric", FABRICS)
 def test_every_pool_runtime_validates(fabric: str, runtime: str, scheduler: str) -> None:
     assert_valid(cluster_runtime(with_trainer(pool(fabric)), runtime, scheduler))
@@ -159,10 +161,10 @@ def test_the_mpi_runtimes_run_the_launcher_as_a_node_after_the_nodes_sshd_is_rea
         assert "k8s.v1.cni.cncf.io/networks" in pod(runtime, name)["metadata"]["annotations"]
 
 
-def test_a_one_node_pool_gets_only_the_torch_runtime() -> None:
+def test_a_one_node_pool_gets_only_the_runtimes_without_a_launcher() -> None:
     # An MPI TrainJob runs its launcher beside at least one node pod: two nodes.
-    assert pool_runtimes(pool("tcp", maxNodes=1)) == ("torch",)
-    assert pool_runtimes(pool("tcp")) == ("torch", "deepspeed", "mpi")
+    assert pool_runtimes(pool("tcp", maxNodes=1)) == ("torch", "tensorflow")
+    assert pool_runtimes(pool("tcp")) == ("torch", "deepspeed", "mpi", "tensorflow")
 
 
 def test_under_volcano_a_pool_with_a_topology_prefers_its_finest_shared_level() -> None:
@@ -210,3 +212,30 @@ def test_volcano_places_a_job_with_its_own_topology_through_its_own_runtime() ->
 def test_a_pool_without_runtimes_makes_every_job_bring_its_own() -> None:
     # A workloads stack whose platform has no Trainer runtimes for the pool.
     assert choose_runtime(plan(spec(), pool("tcp"), "none")).reasons == ("pool 'h100' has no torch runtime",)
+
+
+def test_the_tensorflow_runtime_is_plain_ml_one_node_job_on_the_pools_fabric() -> None:
+    runtime = cluster_runtime(with_trainer(pool("roce")), "tensorflow", "volcano")
+    assert runtime["metadata"]["name"] == "h100-tensorflow"
+    assert runtime["metadata"]["labels"]["trainer.kubeflow.org/framework"] == "tensorflow"
+    # No torch or mpi policy: Trainer's PlainML plugin runs it, sized by the TrainJob's numNodes.
+    assert runtime["spec"]["mlPolicy"] == {"numNodes": 1}
+    assert set(replicated(runtime)) == {"node"}
+    assert replicated(runtime)["node"]["template"]["metadata"]["labels"] == {ANCESTOR_LABEL: "trainer"}
+    container = node_container(runtime)
+    assert container["image"] == TRAINER_TENSORFLOW_IMAGE
+    assert container["ports"] == [{"name": "tfjob-port", "containerPort": TF_PORT, "protocol": "TCP"}]
+    variables = env(container)
+    # The fabric's NCCL settings (TensorFlow's collectives use NCCL on GPUs); torch's watchdog is torch's own.
+    assert variables["NCCL_DEBUG"] == "WARN" and "NCCL_IB_HCA" in variables
+    assert not [name for name in variables if name.startswith(("TORCH_", "PET_"))]
+    assert "runAsUser" not in container.get("securityContext", {}), "no sshd: the job's own user"
+    assert "k8s.v1.cni.cncf.io/networks" in pod(runtime)["metadata"]["annotations"]
+    assert_valid(runtime)
+
+
+def test_the_torch_runtime_restarts_ranks_in_place_three_times_as_the_pytorch_launcher() -> None:
+    runtime = cluster_runtime(with_trainer(pool("roce")), "torch", "volcano")
+    assert env(node_container(runtime))["PET_MAX_RESTARTS"] == "3"
+    for other in ("deepspeed", "mpi", "tensorflow"):
+        assert "PET_MAX_RESTARTS" not in env(node_container(cluster_runtime(with_trainer(pool("roce")), other, "none")))

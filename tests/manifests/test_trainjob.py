@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -183,7 +185,7 @@ def test_volcano_cannot_place_a_pytorchjob_by_topology() -> None:
 @given(
     fabric=st.sampled_from(["tcp", "roce", "infiniband", "efa", "tcpx", "tcpxo", "rdma"]),
     scheduler=st.sampled_from(["volcano", "kueue", "none"]),
-    runtime=st.sampled_from(["torch", "deepspeed", "mpi"]),
+    runtime=st.sampled_from(["torch", "deepspeed", "mpi", "tensorflow"]),
     nodes=st.integers(min_value=2, max_value=4),
     priority=st.booleans(),
 )
@@ -215,7 +217,9 @@ def test_an_mpi_trainjob_under_volcano_gangs_its_nodes_and_lets_the_launcher_joi
     assert_valid(*objects)
 
 
-@pytest.mark.parametrize(("runtime", "kind"), [("torch", "volcano"), ("mpi", "kueue"), ("mpi", "none")])
+@pytest.mark.parametrize(
+    ("runtime", "kind"), [("torch", "volcano"), ("tensorflow", "volcano"), ("mpi", "kueue"), ("mpi", "none")]
+)
 def test_other_trainjobs_leave_the_gang_to_trainer_or_kueue(runtime, kind) -> None:
     objects = trainingjob.objects(train(runtime=runtime, kind=kind, queue="research" if kind != "none" else None))
     assert "PodGroup" not in [o["kind"] for o in objects]
@@ -236,3 +240,58 @@ def test_a_trainjob_mounting_a_gcs_claim_patches_in_the_gcsfuse_sidecar_and_its_
     assert {m["mountPath"] for m in node["spec"]["containers"][0]["volumeMounts"]} == {"/checkpoints"}
     assert {"name": "CHECKPOINT_DIR", "value": "/checkpoints/train"} in obj["spec"]["trainer"]["env"]
     assert_valid(obj)
+
+
+def tf_config(command: list[str], index: int) -> dict[str, Any]:
+    """The TF_CONFIG a node's command exports, run by a real shell as the pod at `index` of its Job."""
+    shown = [*command[:4], "sh", "-c", 'printf %s "$TF_CONFIG"']  # the wrapper, then what it execs
+    ran = subprocess.run(shown, env={"JOB_COMPLETION_INDEX": str(index)}, capture_output=True, text=True, check=True)
+    return json.loads(ran.stdout)
+
+
+def test_a_tensorflow_trainjob_tells_each_node_every_worker_and_its_own_index() -> None:
+    obj = trainjob(train(runtime="tensorflow", command=["train.py", "--epochs=1"], nodes=3))
+    assert obj["spec"]["runtimeRef"]["name"] == "h100-tensorflow"
+    trainer = obj["spec"]["trainer"]
+    command = trainer["command"]
+    assert command[:2] == ["sh", "-c"] and command[3:] == ["sh", "python", "train.py", "--epochs=1"]
+    # JobSet's pods: hostname <trainjob>-node-0-<index>, subdomain <trainjob>; TFJob's port.
+    workers = [f"train-node-0-{i}.train:2222" for i in range(3)]
+    for index in range(3):
+        assert tf_config(command, index) == {
+            "cluster": {"worker": workers},
+            "task": {"type": "worker", "index": index},
+        }
+    assert "numProcPerNode" not in trainer, "one TensorFlow process drives every GPU of its node"
+    assert trainer["numNodes"] == 3 and trainer["resourcesPerNode"]["limits"]["nvidia.com/gpu"] == "8"
+    assert set(patched_pods(obj)) == {"node"}
+    assert_valid(obj)
+
+
+def test_a_tensorflow_node_without_its_index_does_not_start() -> None:
+    command = trainjob(train(runtime="tensorflow", nodes=2))["spec"]["trainer"]["command"]
+    ran = subprocess.run([*command[:4], "true"], check=False, env={}, capture_output=True, text=True)
+    assert ran.returncode != 0 and "JOB_COMPLETION_INDEX" in ran.stderr
+
+
+def test_a_one_node_tensorflow_trainjob_trains_locally_as_a_one_replica_tfjob() -> None:
+    trainer = trainjob(train(runtime="tensorflow", command=["train.py"], nodes=1))["spec"]["trainer"]
+    assert trainer["command"] == ["python", "train.py"]
+
+
+def test_a_torch_trainjob_brings_its_own_in_place_restarts_as_torchruns_environment() -> None:
+    obj = trainjob(train(maxRestarts=7))
+    assert obj["spec"]["runtimeRef"]["name"] == "h100-torch", "the pool's runtime, which restarts 3 times"
+    assert {"name": "PET_MAX_RESTARTS", "value": "7"} in obj["spec"]["trainer"]["env"]
+    assert "env" not in trainjob(train(maxRestarts=3))["spec"]["trainer"], "3 is the runtime's"
+    assert_valid(obj)
+
+
+def test_trainer_and_the_runtimes_own_environment_is_refused_in_the_job() -> None:
+    with pytest.raises(ConfigError) as caught:
+        train(runtime="tensorflow", nodes=2, env={"TF_CONFIG": "{}"})
+    assert [i.path for i in caught.value.issues] == ["env.TF_CONFIG"]
+    with pytest.raises(ConfigError) as caught:
+        train(env={"PET_MAX_RESTARTS": "1"})
+    assert [i.path for i in caught.value.issues] == ["env.PET_MAX_RESTARTS"]
+    assert "set maxRestarts instead" in caught.value.issues[0].message

@@ -74,3 +74,14 @@ def test_a_checkpoint_budget_is_a_positive_number_of_seconds() -> None:
     assert path == "checkpoint.maxSeconds"
     ((path, _),) = issues(checkpoint={"claim": "ckpt", "size": "lots"})
     assert path == "checkpoint.size"
+
+
+def test_max_restarts_is_torchruns_so_a_trainjob_takes_it_on_the_torch_runtime_only() -> None:
+    assert job(launcher="trainjob", maxRestarts=5).in_place_restarts == 5
+    assert job(launcher="trainjob", runtime="torch").in_place_restarts == 3
+    for runtime in ("deepspeed", "mpi", "tensorflow"):
+        [(path, message)] = issues(launcher="trainjob", runtime=runtime, maxRestarts=1)
+        assert path == "maxRestarts"
+        assert f"the {runtime} runtime runs no torchrun" in message and "runtime torch" in message
+    [(path, message)] = issues(launcher="mpi", maxRestarts=1)
+    assert path == "maxRestarts" and "trainjob with runtime torch, not 'mpi'" in message

@@ -56,7 +56,14 @@ def test_the_front_class_builds_what_the_stack_program_builds(pulumi_mocks: Reco
     _, secret = resolved(platforms[0].kubeconfig)
     assert secret
     runtimes, _ = resolved(platforms[0].runtimes)
-    assert runtimes == {"h100": {"torch": "h100-torch", "deepspeed": "h100-deepspeed", "mpi": "h100-mpi"}}
+    assert runtimes == {
+        "h100": {
+            "torch": "h100-torch",
+            "deepspeed": "h100-deepspeed",
+            "mpi": "h100-mpi",
+            "tensorflow": "h100-tensorflow",
+        }
+    }
 
 
 def _snake_keys(config: dict[str, Any]) -> dict[str, Any]:

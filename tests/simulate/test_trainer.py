@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,11 +36,25 @@ JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 POOL = "h100"
 
 
+TF_JOB = {
+    "name": "tf-mnist",
+    "launcher": "trainjob",
+    "runtime": "tensorflow",
+    "image": "registry.example.com/tensorflow:2.20",
+    "command": ["train.py", "--epochs=1"],
+    "nodes": 2,
+    "nodePool": POOL,
+}
+"""A TFJob moved to Trainer: the dev stack has none, so the test's variant adds it (applied only where used)."""
+
+
 def _dev_without_gang_scheduler(tmp_path: Path) -> Rendered:
-    """The dev stack with no gang scheduler (so no queue on its jobs); its jobs' launchers kept."""
+    """The dev stack with no gang scheduler (so no queue on its jobs); its jobs' launchers kept, and a tensorflow
+    TrainJob added."""
     doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
     config = doc["config"]
     config["gpu-training:scheduler"] = {"type": "none"}
+    config["gpu-training:jobs"] = [*config.get("gpu-training:jobs", []), TF_JOB]
     for job in config.get("gpu-training:jobs", []):
         job.pop("scheduler", None)
     variant = tmp_path / "Pulumi.dev.yaml"
@@ -205,6 +220,8 @@ def test_a_torch_trainjob_becomes_a_jobset_whose_pods_carry_the_runtimes_fabric_
         env = {e["name"]: e.get("value") for e in got["env"]}
         # Trainer's torch plugin: torchrun's rendezvous from the TrainJob's shape.
         assert env["PET_NNODES"] == str(nodes) and env["PET_NPROC_PER_NODE"] == str(want["numProcPerNode"])
+        # The runtime's in-place restarts survive Trainer's own PET_* variables: torchrun reads them from there.
+        assert env["PET_MAX_RESTARTS"] == "3"
         claims = {
             v["persistentVolumeClaim"]["claimName"] for v in pod["spec"]["volumes"] if "persistentVolumeClaim" in v
         }
@@ -268,3 +285,59 @@ def test_a_deepspeed_trainjob_runs_its_launcher_as_a_node_with_a_hostfile_of_eve
     assert set(statuses) == {"node", "launcher"} and all(s["ready"] == 1 for s in statuses.values()), json.dumps(
         statuses
     )
+
+
+def _tf_config(command: list[str], index: str) -> dict[str, Any]:
+    """The TF_CONFIG a pod's command exports, run by a real shell with the pod's completion index: the wrapper
+    (`sh -c SCRIPT NAME`) then, in place of the training program, a print of what it was handed."""
+    assert command[:2] == ["sh", "-c"], command
+    shown = [*command[:4], "sh", "-c", 'printf %s "$TF_CONFIG"']
+    ran = subprocess.run(shown, env={"JOB_COMPLETION_INDEX": index}, capture_output=True, text=True, check=True)
+    return json.loads(ran.stdout)
+
+
+def test_a_tensorflow_trainjob_tells_every_pod_each_workers_real_hostname_and_its_own_index(
+    cluster: tuple[controlplane.ControlPlane, Rendered],
+) -> None:
+    plane, rendered = cluster
+    client = plane.client()
+    trainjob = _trainjob(rendered, TF_JOB["name"])
+    runtime = _runtime(rendered, trainjob["spec"]["runtimeRef"]["name"])
+    assert runtime["spec"]["mlPolicy"] == {"numNodes": 1}, "plain ML: no torch or mpi policy"
+    nodes = trainjob["spec"]["trainer"]["numNodes"]
+    assert nodes == 2
+    client.apply(trainjob)
+    pods = _wait_running(plane, trainjob, nodes)
+    jobs = _assert_chain(client, trainjob, pods)
+    assert set(jobs) == {"node"} and jobs["node"]["spec"]["parallelism"] == nodes
+    _assert_placed(client, pods, nodes)
+    name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
+    # JobSet's headless Service gives each pod its DNS name: <hostname>.<subdomain>.
+    service = client.get(f"/api/v1/namespaces/{namespace}/services/{name}")
+    assert service is not None and service["spec"]["clusterIP"] == "None"
+    by_index = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p for p in pods}
+    assert sorted(by_index) == [str(i) for i in range(nodes)]
+    # What the API server stored: the Job controller's hostname, JobSet's subdomain, TFJob's port.
+    hosts = []
+    for index in sorted(by_index, key=int):
+        spec = by_index[index]["spec"]
+        assert spec["subdomain"] == service["metadata"]["name"]
+        hosts.append(f"{spec['hostname']}.{spec['subdomain']}:2222")
+    for index, pod in by_index.items():
+        _assert_fabric(pod, _template(runtime, "node"))
+        got = _container(pod)
+        assert got["image"] == trainjob["spec"]["trainer"]["image"]
+        assert got["command"] == trainjob["spec"]["trainer"]["command"]
+        env = {e["name"]: e for e in got["env"]}
+        # The Job controller appends the index the command reads; Trainer's PlainML adds no PET_* variables.
+        assert env["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"].endswith(
+            "['batch.kubernetes.io/job-completion-index']"
+        )
+        assert not [n for n in env if n.startswith(("PET_", "TORCH_"))], sorted(env)
+        assert _tf_config(got["command"], index) == {
+            "cluster": {"worker": hosts},
+            "task": {"type": "worker", "index": int(index)},
+        }, f"pod {pod['metadata']['name']}"
+    stored = client.get(client.path_of(trainjob)) or {}
+    assert not [c for c in conditions_of(stored) if c["type"] == "Failed" and c["status"] == "True"]
+    _delete(client, trainjob)

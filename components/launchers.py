@@ -84,6 +84,8 @@ dropped the Training Operator (kubeflow/manifests #3540), and every new schedule
 _TRAINJOB_GAPS = {
     "elastic": "Trainer v2.3 has no elastic TrainJob (kubeflow/trainer #2903)",
     "env_from": "a TrainJob has no envFrom in Trainer v2.3 (its trainer takes env only)",
+    "restart_policy": "a TrainJob restarts as a whole (its runtime's JobSet), with no restartPolicy of its pods",
+    "ttl_seconds_after_finished": "a TrainJob has no TTL in Trainer v2.3",
 }
 
 

@@ -51,6 +51,7 @@ BASE: dict[str, Any] = {
     "jobs": [
         {
             "name": "llama-finetune",
+            "launcher": "pytorch",
             "image": "registry.example.com/training:v2.0",
             "command": ["train.py"],
             "nodes": 2,
@@ -193,7 +194,7 @@ def test_snake_case_keys_are_accepted_too() -> None:
             "claim 'training-checkpoints' is ReadOnlyMany: mount it with readOnly: true",
         ),
         (
-            {"jobs__0__launcher": "trainjob"},
+            {"jobs__0__launcher": "trainjob", "trainer": {"enabled": False}},
             "jobs[0].launcher",
             "the trainjob launcher needs Kubeflow Trainer v2, which is disabled: set trainer.enabled: true",
         ),

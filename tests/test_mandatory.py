@@ -79,7 +79,11 @@ TRIPS: dict[str, tuple[Callable[[], dict[str, Any]], str, str]] = {
     "fabric-attached": (lambda: _aws(env={"NCCL_NET": "Socket"}), "jobs[0]", f"{RULE} fabric-attached"),
     "gpu-pool-taints": (lambda: _aws({"taints": []}), "nodePools[0]", f"{RULE} gpu-pool-taints"),
     "unverified-nodes": (
-        lambda: stack(nodePools__0__taints=[{"key": "gpu-training/node-check-failed", "value": "true"}]),
+        # Trainer off: its pool runtimes would be refused first, at the pool.
+        lambda: stack(
+            trainer={"enabled": False},
+            nodePools__0__taints=[{"key": "gpu-training/node-check-failed", "value": "true"}],
+        ),
         "jobs[0]",
         f"{RULE} unverified-nodes",
     ),

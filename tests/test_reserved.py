@@ -18,7 +18,7 @@ from tests.test_config import BASE, stack
 
 def _moved(namespace: str) -> dict[str, Any]:
     """The base stack with its network, volume and job in `namespace` (jobs attach NADs and claims of their own)."""
-    raw = stack(jobs__0__namespace=namespace)
+    raw = stack(jobs__0__namespace=namespace, trainingOperator={"enabled": True, "mpi": True})
     raw["network"]["networks"][0]["namespace"] = namespace
     raw["storage"]["volumes"][0]["namespace"] = namespace
     return raw
@@ -56,9 +56,9 @@ def test_a_declared_namespace_is_refused_too(tmp_path: Path) -> None:
 
 
 def test_every_install_namespace_of_the_plan_is_refused() -> None:
-    stack_ = resolve(parse_stack(BASE))
+    stack_ = resolve(parse_stack({**BASE, "trainingOperator": {"enabled": True, "mpi": True}}))
     owners = addon_namespaces(addon_plan(stack_))
-    assert {"gpu-operator", "volcano-system", "kubeflow", "mpi-operator"} <= set(owners)
+    assert {"gpu-operator", "volcano-system", "kubeflow", "mpi-operator", "kubeflow-system"} <= set(owners)
     for namespace in sorted(n for n in owners if not n.startswith("kube-")):
         with pytest.raises(ConfigError, match=f"'{namespace}' is where the add-on {owners[namespace]} installs"):
             resolve(parse_stack(_moved(namespace)))

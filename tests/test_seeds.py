@@ -778,7 +778,7 @@ def test_seed002_volcano_gang_scheduling() -> None:
         + """
 scheduler: {type: volcano, queues: [{name: research, gpus: 32}]}
 jobs:
-  - {name: gang-scheduled-training, image: your-registry/distributed-training:v1, command: [train.py],
+  - {name: gang-scheduled-training, launcher: pytorch, image: your-registry/distributed-training:v1, command: [train.py],
      nodes: 4, gpusPerNode: 1}
 """
     )

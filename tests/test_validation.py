@@ -42,7 +42,7 @@ def _issues(path: Path) -> list[tuple[str, str]]:
 
 def test_prods_karpenter_jobs_asking_huge_pages_are_refused_naming_job_and_pool(huge_pages: None) -> None:
     issues = _issues(REPO / "Pulumi.prod.yaml")
-    assert {path for path, _ in issues} == {"jobs[0].nodePool", "jobs[1].nodePool"}
+    assert {path for path, _ in issues} == {"jobs[0].nodePool", "jobs[1].nodePool", "nodePools[0]"}, "runtimes too"
     assert (
         "jobs[0].nodePool",
         "PyTorchJob llama-pretrain (Worker pods) requests hugepages-2Mi: 5Gi, which no node of pool 'p5' advertises "
@@ -51,7 +51,10 @@ def test_prods_karpenter_jobs_asking_huge_pages_are_refused_naming_job_and_pool(
 
 
 def test_the_minimal_aws_example_is_refused_the_same_way(huge_pages: None) -> None:
-    assert {path for path, _ in _issues(REPO / "examples/minimal/Pulumi.aws.yaml")} == {"jobs[0].nodePool"}
+    assert {path for path, _ in _issues(REPO / "examples/minimal/Pulumi.aws.yaml")} == {
+        "jobs[0].nodePool",
+        "nodePools[0]",
+    }
 
 
 def test_the_gate_the_runtimes_and_trainjobs_are_checked_too(huge_pages: None) -> None:

@@ -470,6 +470,14 @@ def _trainjob_issues(spec: TrainingJobSpec, p: str) -> list[Issue]:
                 "drop restartPolicy",
             )
         )
+    if spec.ttl_seconds_after_finished is not None:
+        issues.append(
+            Issue(
+                f"{p}ttlSecondsAfterFinished",
+                "a TrainJob has no TTL in Kubeflow Trainer v2.3 (its spec and its runtime's JobSet take none): drop "
+                "it, or use a v1 launcher",
+            )
+        )
     return issues
 
 

@@ -1266,7 +1266,8 @@ class TrainingJobSpec(TypedDict):
     launcher: NotRequired[Launcher]
     """trainjob | pytorch | mpi | tensorflow | indexed (the v1 operators' launchers are the legacy path).
 Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubeflow Trainer (a job with
-`elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
+`elastic`, `envFrom`, `restartPolicy` or `ttlSecondsAfterFinished`, which Trainer v2.3 lacks, stays pytorch),
+else pytorch. A stack deployed before
 release 0.3.0 keeps the kind each such job runs as."""
     runtime: NotRequired[Runtime]
     """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one
@@ -1390,7 +1391,8 @@ class TrainingJobArgs(TypedDict):
     launcher: NotRequired[Launcher]
     """trainjob | pytorch | mpi | tensorflow | indexed (the v1 operators' launchers are the legacy path).
 Default: the stack's `defaultLauncher`, else trainjob where the stack runs Kubeflow Trainer (a job with
-`elastic` or `envFrom`, which Trainer v2.3 lacks, stays pytorch), else pytorch. A stack deployed before
+`elastic`, `envFrom`, `restartPolicy` or `ttlSecondsAfterFinished`, which Trainer v2.3 lacks, stays pytorch),
+else pytorch. A stack deployed before
 release 0.3.0 keeps the kind each such job runs as."""
     runtime: NotRequired[Runtime]
     """trainjob: the pool's training runtime it runs on, torch | deepspeed | mpi | tensorflow (each node one

@@ -160,7 +160,14 @@ def test_check_of_a_stack_finds_a_bucket_volume_with_its_checkpoint_options_repl
         "nodePools": [{"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a"}],
         "storage": {"volumes": [{"name": "ckpt", "backend": "s3", "bucket": "example-checkpoints"}]},
         "jobs": [
-            {"name": "llama", "image": "train:v1", "command": ["train.py"], "nodes": 2, "checkpoint": {"claim": "ckpt"}}
+            {
+                "name": "llama",
+                "launcher": "pytorch",
+                "image": "train:v1",
+                "command": ["train.py"],
+                "nodes": 2,
+                "checkpoint": {"claim": "ckpt"},
+            }
         ],
     }
 

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from pulumi.runtime import invoke
 from pulumi.runtime.config import is_config_secret
 
+from components import launchers
 from components.config import read_stack_file
 from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
@@ -38,9 +40,27 @@ def load() -> Stack:
         # A job's secure env values arrive here in plaintext: sealed as Pulumi secrets before anything reads them.
         secret = is_config_secret(f"{CONFIG_NAMESPACE}:jobs")
         raw = seal_jobs(raw, file_raw, pulumi.Output.secret, jobs_secret=secret)
-        return resolve_raw(raw, source=source.name, lines=lines, secure=secure)
+        stack = resolve_raw(raw, source=source.name, lines=lines, secure=secure, deployed=deployed())
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
+    for line in launchers.warnings(stack.config.jobs, stack.launches):
+        pulumi.log.warn(line)
+    return stack
+
+
+def deployed() -> launchers.Deployed:
+    """What this stack's last deployment made, read from its own outputs through the engine's builtin
+    `pulumi:pulumi:readStackOutputs` (no resource is added); nothing for a stack never deployed."""
+    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    try:
+        result = invoke("pulumi:pulumi:readStackOutputs", {"name": name})
+    except Exception as exc:
+        pulumi.log.warn(
+            f"could not read this stack's last outputs ({exc}): jobs that name no launcher take the default"
+        )
+        return launchers.Deployed()
+    value = result.value if isinstance(result.value, dict) else {}
+    return launchers.Deployed.from_outputs(value.get("outputs"))
 
 
 def run(stack: Stack) -> dict[str, Any]:

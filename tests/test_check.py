@@ -25,9 +25,16 @@ REPO = Path(__file__).resolve().parents[1]
 STACK_FILES = sorted(REPO.glob("Pulumi.*.yaml")) + sorted((REPO / "examples" / "minimal").glob("Pulumi.*.yaml"))
 
 
-EXPECTED_ADVICE = {"examples/minimal/Pulumi.gke-dws.yaml": ("gpu-pool-health-agent", "NodePool/a3")}
+EXPECTED_ADVICE = {
+    "examples/minimal/Pulumi.gke-dws.yaml": [("gpu-pool-health-agent", "NodePool/a3")],
+    "Pulumi.dev.yaml": [
+        ("legacy-launcher", "MPIJob/training/nccl-allreduce"),
+        ("legacy-launcher", "PyTorchJob/training/llama-finetune"),
+    ],
+}
 """Advice a stack file of ours is meant to get: GKE makes flex-start pools (DWS, queued provisioning) without
-auto-repair (GKE's flex-start guide: --no-enable-autorepair), so nothing repairs their nodes, and check says so."""
+auto-repair (GKE's flex-start guide: --no-enable-autorepair), so nothing repairs their nodes, and check says so; the
+dev stack keeps one job on each v1 operator, to show the legacy path still runs, and check says it is legacy."""
 
 
 @pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))
@@ -37,10 +44,11 @@ def test_our_stacks_pass(stack_file: Path, capsys, monkeypatch) -> None:
     report = capsys.readouterr().out.splitlines()
     expected = EXPECTED_ADVICE.get(str(stack_file.relative_to(REPO)))
     if expected is not None:
-        rule, subject = expected
-        assert report[1].split()[:3] == ["advisory", rule, subject], report
-        assert "1 findings, 0 mandatory" in report
-        report = report[report.index("1 findings, 0 mandatory") :]
+        advice = [line.split()[:3] for line in report if line.startswith("advisory ")]
+        assert advice == [["advisory", rule, subject] for rule, subject in expected], report
+        summary = f"{len(expected)} findings, 0 mandatory"
+        assert summary in report
+        report = report[report.index(summary) :]
     else:
         assert report[0] == "no findings"
     workloads, with_gpus = (int(n) for n in re.findall(r"(\d+) workloads, (\d+) with GPUs", report[1])[0])
@@ -73,16 +81,20 @@ def test_a_bad_manifest_fails_with_rule_object_message_and_fix(tmp_path: Path, c
     out = capsys.readouterr().out
     assert "nccl-socket-interface" in out and "PyTorchJob/training/train" in out
     assert "NCCL bootstraps on eth0" in out and "fix: set NCCL_SOCKET_IFNAME" in out
-    assert "1 findings, 1 mandatory\nread 2 objects: 1 workloads, 1 with GPUs" in out
+    assert "legacy-launcher" in out, "a PyTorchJob: advice that it is on the legacy path"
+    assert "2 findings, 1 mandatory\nread 2 objects: 1 workloads, 1 with GPUs" in out
 
 
 def test_json_output_and_advisory_findings_exit_0(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, "nccl-debug-production")
     assert main(["check", str(path), "--production", "--format", "json"]) == 0
-    (finding,) = json.loads(capsys.readouterr().out)
-    assert finding["rule"] == "nccl-debug-production" and finding["enforcement"] == "advisory"
+    found = json.loads(capsys.readouterr().out)
+    assert {(f["rule"], f["enforcement"]) for f in found} == {
+        ("nccl-debug-production", "advisory"),
+        ("legacy-launcher", "advisory"),
+    }
     assert main(["check", str(path), "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert [f["rule"] for f in json.loads(capsys.readouterr().out)] == ["legacy-launcher"]
 
 
 def test_policy_config_sets_registries_and_levels(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -145,9 +157,9 @@ def test_a_rendered_eks_job_short_of_efa_is_caught_through_its_karpenter_pool(
 ) -> None:
     monkeypatch.chdir(REPO)
     assert main(["render", "--stack", "prod", "--out", str(tmp_path / "prod")]) == 0
-    job = tmp_path / "prod" / "training" / "mpijob-nccl-tests.yaml"
+    job = tmp_path / "prod" / "training" / "trainjob-nccl-tests.yaml"
     document = yaml.safe_load(job.read_text())
-    resources = document["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]
+    resources = document["spec"]["trainer"]["resourcesPerNode"]
     for section in resources.values():
         section["vpc.amazonaws.com/efa"] = 8
     job.write_text(yaml.safe_dump(document))
@@ -182,4 +194,4 @@ def test_the_cluster_changes_what_is_required(tmp_path: Path, capsys) -> None:
     assert main(["check", str(path), "--format", "json"]) == 0
     assert {f["enforcement"] for f in json.loads(capsys.readouterr().out)} == {"advisory"}
     assert main(["check", str(path), "--cluster", "eks", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert [f["rule"] for f in json.loads(capsys.readouterr().out)] == ["legacy-launcher"], "a PyTorchJob"

@@ -63,7 +63,7 @@ def test_a_daemonset_holding_every_gpu_refuses_the_stack_naming_it_the_pool_and_
     text = str(raised.value)
     assert "DaemonSet gpu-node-check/node-check-p5: 8" in text
     assert "pool 'p5'" in text
-    assert "PyTorchJob training/llama-pretrain" in text
+    assert "TrainJob training/llama-pretrain" in text
     assert "no DaemonSet may request nvidia.com/gpu" in text
     assert all(i.path.startswith("jobs[") for i in raised.value.issues)
 

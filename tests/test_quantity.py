@@ -125,8 +125,15 @@ def test_the_walk_finds_a_number_quantity_and_a_port_without_protocol() -> None:
         "spec": {"clusterIP": "None", "ports": [{"name": "ssh", "port": 22}]},
     }
     assert apply_hazards(service) == ["Service/s.spec.ports[0]: a port without its protocol; state it (protocol: TCP)"]
-    (job,) = [copy.deepcopy(o) for o in objects if o["kind"] == "PyTorchJob"]
-    worker = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    (runtime,) = [
+        copy.deepcopy(o)
+        for o in objects
+        if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] == "a3-torch"
+    ]
+    job = runtime
+    worker = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"
+    ][0]
     worker["resources"]["limits"]["nvidia.com/gpu"] = 8.0  # as a preview hands a number to a policy
     worker["ports"] = [{"containerPort": 22}]
     assert len(apply_hazards(job)) == 2

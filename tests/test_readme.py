@@ -16,6 +16,7 @@ from components.cli.check import review
 from components.models import StackConfig
 from components.render import render
 from components.validation import resolve_file
+from tests.support.workers import worker_spec
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -128,13 +129,8 @@ def test_the_infiniband_example_makes_what_the_readme_says(infiniband: list[dict
     assert [c["ipam"]["range"] for c in configs] == [f"192.168.{i}.0/24" for i in range(8)]
     (policy,) = [o for o in infiniband if o["kind"] == "NicClusterPolicy"]
     assert sorted(interfaces) == sorted(re.findall(r"ibp\d+s0", json.dumps(policy)))
-    (job,) = [o for o in infiniband if o["kind"] == "PyTorchJob"]
-    env = {
-        e["name"]: e.get("value")
-        for spec in job["spec"]["pytorchReplicaSpecs"].values()
-        for c in spec["template"]["spec"]["containers"]
-        for e in c.get("env", [])
-    }
+    worker = worker_spec(infiniband)
+    env = {e["name"]: e.get("value") for c in worker["containers"] for e in c.get("env", [])}
     assert env["NCCL_IB_HCA"] == "=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11"
 
 

@@ -12,8 +12,10 @@ import stacks
 from components.kubernetes.objects import StackConfigError
 from components.models.cluster import DEFAULT_KUBERNETES_VERSION, STANDARD_SUPPORT_AS_OF, STANDARD_SUPPORT_ENDS
 from components.render import render
+from components.rules.podtemplate import PodTemplate
 from components.validation import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
+from tests.support.workers import worker_pod
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -180,11 +182,9 @@ def test_the_yaml_program_runs_the_dev_stacks_minor() -> None:
     assert cluster["kubernetesVersion"] == dev["kubernetesVersion"], "the same cluster as the dev stack"
 
 
-def _pytorchjob(monitor: RecordingMonitor, name: str) -> dict:
-    (job,) = [
-        r for r in monitor.of_type("kubernetes:kubeflow.org/v1:PyTorchJob") if r.inputs["metadata"]["name"] == name
-    ]
-    return job.inputs["spec"]["pytorchReplicaSpecs"]
+def _worker(monitor: RecordingMonitor, name: str) -> PodTemplate:
+    """The worker pods of job `name` as the stack made them (a TrainJob's merged with its runtime)."""
+    return worker_pod([r.inputs for r in monitor.registrations if isinstance(r.inputs.get("kind"), str)], name)
 
 
 def test_prods_pretraining_reads_its_s3_dataset_and_writes_checkpoints_to_lustre(
@@ -193,12 +193,11 @@ def test_prods_pretraining_reads_its_s3_dataset_and_writes_checkpoints_to_lustre
     monkeypatch.chdir(REPO)
     use_stack(pulumi_mocks, REPO / "Pulumi.prod.yaml")
     run(lambda: stacks.run(stacks.load()))
-    for replica in _pytorchjob(pulumi_mocks, "llama-pretrain").values():
-        (container,) = replica["template"]["spec"]["containers"]
-        mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-        assert mounts["/data"]["readOnly"] is True and "readOnly" not in mounts["/checkpoints"]
-        env = {e["name"]: e.get("value") for e in container["env"]}
-        assert env["CHECKPOINT_DIR"] == "/checkpoints/llama-pretrain", "what --output_dir names"
+    (container,) = _worker(pulumi_mocks, "llama-pretrain").spec["containers"]
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert mounts["/data"]["readOnly"] is True and "readOnly" not in mounts["/checkpoints"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["CHECKPOINT_DIR"] == "/checkpoints/llama-pretrain", "what --output_dir names"
     (bucket,) = pulumi_mocks.of_type("aws:s3/bucket:Bucket")
     assert bucket.protect and bucket.retain_on_delete
     assert [
@@ -221,12 +220,11 @@ def test_gkes_finetune_mounts_its_buckets_through_the_gcsfuse_sidecar(
     monkeypatch.chdir(REPO)
     use_stack(pulumi_mocks, REPO / "Pulumi.gke.yaml")
     run(lambda: stacks.run(stacks.load()))
-    for replica in _pytorchjob(pulumi_mocks, "gemma-finetune").values():
-        template = replica["template"]
-        assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
-        (container,) = template["spec"]["containers"]
-        assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/workspace", "/data", "/checkpoints"}
-        assert {"name": "CHECKPOINT_DIR", "value": "/checkpoints/gemma-finetune"} in container["env"]
+    worker = _worker(pulumi_mocks, "gemma-finetune")
+    assert worker.metadata["annotations"]["gke-gcsfuse/volumes"] == "true"
+    (container,) = worker.spec["containers"]
+    assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/workspace", "/data", "/checkpoints"}
+    assert {"name": "CHECKPOINT_DIR", "value": "/checkpoints/gemma-finetune"} in container["env"]
     buckets = pulumi_mocks.of_type("gcp:storage/bucket:Bucket")
     assert len(buckets) == 2 and all(b.protect and b.retain_on_delete for b in buckets)
     assert len(pulumi_mocks.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")) == 2

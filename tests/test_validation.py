@@ -45,7 +45,7 @@ def test_prods_karpenter_jobs_asking_huge_pages_are_refused_naming_job_and_pool(
     assert {path for path, _ in issues} == {"jobs[0].nodePool", "jobs[1].nodePool", "nodePools[0]"}, "runtimes too"
     assert (
         "jobs[0].nodePool",
-        "PyTorchJob llama-pretrain (Worker pods) requests hugepages-2Mi: 5Gi, which no node of pool 'p5' advertises "
+        "TrainJob llama-pretrain (node pods) requests hugepages-2Mi: 5Gi, which no node of pool 'p5' advertises "
         "(karpenter nodes): never scheduled, and nothing would add a node for them",
     ) in issues
 
@@ -81,7 +81,7 @@ def test_pulumi_preview_refuses_it_before_anything_is_created(
     with pytest.raises(StackConfigError) as caught:
         stacks.load()
     assert isinstance(caught.value, pulumi.RunError), "Pulumi prints a RunError without a traceback"
-    assert "jobs[0].nodePool: PyTorchJob llama-pretrain (Worker pods) requests hugepages-2Mi" in str(caught.value)
+    assert "jobs[0].nodePool: TrainJob llama-pretrain (node pods) requests hugepages-2Mi" in str(caught.value)
 
 
 def test_a_training_job_of_its_own_program_is_checked_against_the_pool_it_is_given(

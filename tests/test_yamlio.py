@@ -154,9 +154,9 @@ def test_objects_of_words_are_written_by_the_fast_path_as_pyyaml_writes_them(obj
 def test_most_rendered_objects_take_the_fast_path() -> None:
     objects = list(render(resolve_file(REPO / "Pulumi.prod.yaml")).objects)
     fast = [o for o in objects if yamlio._block(o) is not None]
-    # prod's MPIJob runs on EFA, whose mpirun flags (`^ucx`, `tcp,self`) PyYAML writes; so are Volcano Queues,
+    # prod's MPI TrainJob runs on EFA, whose mpirun flags (`^ucx`, `tcp,self`) PyYAML writes; so are Volcano Queues,
     # whose pulumi.com/waitFor JSONPath (`{.status.state}`) must be quoted.
-    assert {o["kind"] for o in fast} >= {"PyTorchJob", "NodePool", "EC2NodeClass", "Namespace"}
+    assert {o["kind"] for o in fast} >= {"TrainJob", "NodePool", "EC2NodeClass", "Namespace"}
 
 
 def test_anchors_merge_keys_and_tags_read_as_pyyaml_reads_them() -> None:

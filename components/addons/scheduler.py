@@ -10,6 +10,7 @@ from components.addons import autoscaler, monitoring
 from components.addons.install import HelmRelease
 from components.fabric import profile
 from components.fabriccheck import home_namespace
+from components.launchers import LEGACY
 from components.manifests.meta import metadata
 from components.manifests.queues import device_class_mappings
 from components.observability import pack as observability
@@ -109,7 +110,7 @@ _KUEUE_CONFIG: dict[str, Any] = {
     },
 }
 # The chart leaves these commented out: without them PyTorchJobs and TFJobs would bypass Kueue.
-KUEUE_TRAINING_OPERATOR_FRAMEWORKS = ("kubeflow.org/pytorchjob", "kubeflow.org/tfjob")
+KUEUE_TRAINING_OPERATOR_FRAMEWORKS = (LEGACY["pytorch"].framework, LEGACY["tensorflow"].framework)
 # All-or-nothing admission for gangs (kubernetes-sigs/kueue v0.19.2, apis/config/v1beta2/configuration_types.go
 # WaitForPodsReady; the chart's values.yaml has it commented out). In v1beta2 the block's presence turns it
 # on: there is no `enable` field.
@@ -198,7 +199,9 @@ def kueue(stack: Stack) -> HelmRelease | None:
     if stack.scheduler != "kueue":
         return None
     values: dict[str, Any] = {
-        "managerConfig": {"controllerManagerConfigYaml": kueue_config(list(stack.pools.values()))}
+        "managerConfig": {
+            "controllerManagerConfigYaml": kueue_config(list(stack.pools.values()), legacy_frameworks(stack))
+        }
     }
     pack = observability.resolve(stack.config)
     if pack.scrapes:
@@ -212,11 +215,21 @@ def kueue(stack: Stack) -> HelmRelease | None:
     return HelmRelease(KUEUE_NAME, KUEUE, KUEUE_NAMESPACE, values, needs=needs)
 
 
-def kueue_config(pools: list[Pool] | None = None) -> str:
-    """Kueue's manager configuration: the chart's default with the Training Operator's frameworks on,
+def legacy_frameworks(stack: Stack) -> tuple[str, ...]:
+    """The Kubeflow v1 integrations Kueue manages: those of the v1 operators the stack installs (for its v1 jobs,
+    or a job stack's), none otherwise, as Kueue itself now ships them off (components/launchers.py)."""
+    operators = stack.config.training_operator
+    found = KUEUE_TRAINING_OPERATOR_FRAMEWORKS if operators.enabled else ()
+    return (*found, LEGACY["mpi"].framework) if operators.mpi else found
+
+
+def kueue_config(pools: list[Pool] | None = None, legacy: tuple[str, ...] = KUEUE_TRAINING_OPERATOR_FRAMEWORKS) -> str:
+    """Kueue's manager configuration: the chart's default frameworks, the v1 ones only as `legacy` lists them,
     all-or-nothing admission, fair sharing (failed-node replacement is Kueue's default), and the DeviceClasses
     the pools' workers claim mapped to the resources their queues cover."""
-    frameworks = [*_KUEUE_CONFIG["integrations"]["frameworks"], *KUEUE_TRAINING_OPERATOR_FRAMEWORKS]
+    v1 = {legacy.framework for legacy in LEGACY.values()}
+    chart = [f for f in _KUEUE_CONFIG["integrations"]["frameworks"] if f not in v1 or f in legacy]
+    frameworks = [*chart, *(f for f in legacy if f not in chart)]
     config = {
         **_KUEUE_CONFIG,
         "integrations": {**_KUEUE_CONFIG["integrations"], "frameworks": frameworks},

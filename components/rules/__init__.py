@@ -12,6 +12,7 @@ from components.rules import (
     credentials,
     documents,
     environment,
+    launchers,
     nvlink,
     placement,
     processes,
@@ -33,6 +34,7 @@ RULES: tuple[Rule, ...] = (
     *cloud.RULES,
     *recovery.RULES,
     *credentials.RULES,
+    *launchers.RULES,
 )
 """Every rule, by id order of definition."""
 

@@ -15,6 +15,7 @@ from components.render import render
 from components.validation import Stack
 from tests.addons.stacks import stack_file
 from tests.support.schemas import assert_valid
+from tests.support.workers import worker_pod
 
 
 def gke(*machines: str, **pool: Any) -> Stack:
@@ -120,11 +121,9 @@ def test_render_of_an_a3_mega_stack_shows_the_full_fabric() -> None:
     )
     kinds = [o["kind"] for o in rendered.objects]
     assert kinds.count("Network") == kinds.count("GKENetworkParamSet") == 8
-    (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]
-    for replica in job["spec"]["pytorchReplicaSpecs"].values():
-        template = replica["template"]
-        assert [c["name"] for c in template["spec"]["initContainers"]] == ["tcpxo-daemon"]
-        assert "networking.gke.io/interfaces" in template["metadata"]["annotations"]
+    worker = worker_pod(rendered.objects)
+    assert [c["name"] for c in worker.spec["initContainers"]] == ["tcpxo-daemon"]
+    assert "networking.gke.io/interfaces" in worker.metadata["annotations"]
 
 
 def managed_rdma(version: str = "1.35", **pool: Any) -> Stack:
@@ -145,12 +144,10 @@ def test_rdma_pools_use_gkes_accelerator_network_profile_where_every_version_has
     assert claim["metadata"] == {"name": "a4-rdma-nics", "namespace": "training"}
     (request,) = claim["spec"]["spec"]["devices"]["requests"]
     assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}
-    (job,) = [o for o in rendered.objects if o["kind"] == "PyTorchJob"]
-    for replica in job["spec"]["pytorchReplicaSpecs"].values():
-        pod = replica["template"]["spec"]
-        assert pod["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": "a4-rdma-nics"}]
-        assert pod["containers"][0]["resources"]["claims"] == [{"name": "rdma-nics"}]
-        assert "networking.gke.io/interfaces" not in replica["template"]["metadata"].get("annotations", {})
+    worker = worker_pod(rendered.objects)
+    assert worker.spec["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": "a4-rdma-nics"}]
+    assert worker.spec["containers"][0]["resources"]["claims"] == [{"name": "rdma-nics"}]
+    assert "networking.gke.io/interfaces" not in worker.metadata.get("annotations", {})
     # the gIB plugin is still installed on the nodes
     assert any(o["metadata"]["name"] == "nccl-rdma-installer" for o in rendered.objects)
     assert_valid(*rendered.objects)

@@ -43,7 +43,7 @@ def test_csi_drivers_follow_the_backends() -> None:
 
 
 def test_kueue_manages_the_training_operator_jobs_and_keeps_the_chart_defaults() -> None:
-    values = scheduler.kueue(stack_file("gke")).values
+    values = scheduler.kueue(stack_file("gke", trainingOperator={"enabled": True, "mpi": True})).values
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     frameworks = config["integrations"]["frameworks"]
     # Job, PyTorchJob, TFJob, MPIJob (v2beta1) and TrainJob, the kinds our launchers submit.
@@ -63,6 +63,28 @@ def test_kueue_manages_the_training_operator_jobs_and_keeps_the_chart_defaults()
     assert config["metrics"] == {"bindAddress": ":8443", "enableClusterQueueResources": True}, "queue usage metrics"
     assert config["leaderElection"]["resourceName"] == "c1f6bfd2.kueue.x-k8s.io"
     assert config["clientConnection"] == {"qps": 300, "burst": 500}
+
+
+def test_kueue_manages_the_v1_kinds_only_where_their_operators_run() -> None:
+    """Kueue ships the v1 integrations off; a stack that installs no v1 operator leaves them off too."""
+    frameworks = {
+        name: set(
+            yaml.safe_load(
+                scheduler.kueue(stack_file("gke", trainingOperator=operators)).values["managerConfig"][
+                    "controllerManagerConfigYaml"
+                ]
+            )["integrations"]["frameworks"]
+        )
+        for name, operators in {
+            "none": {"enabled": False, "mpi": False},
+            "training": {"enabled": True, "mpi": False},
+            "mpi": {"enabled": False, "mpi": True},
+        }.items()
+    }
+    v1 = {"kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/mpijob"}
+    assert not frameworks["none"] & v1 and "trainer.kubeflow.org/trainjob" in frameworks["none"]
+    assert frameworks["training"] & v1 == {"kubeflow.org/pytorchjob", "kubeflow.org/tfjob"}
+    assert frameworks["mpi"] & v1 == {"kubeflow.org/mpijob"}
 
 
 def test_kueue_admits_gangs_all_or_nothing_and_shares_fairly() -> None:

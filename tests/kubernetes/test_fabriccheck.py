@@ -54,7 +54,7 @@ def test_the_gate_runs_after_the_nodes_and_every_install_and_the_pools_jobs_wait
         assert pulumi_mocks.named(supporting).urn in needed
     assert pulumi_mocks.named("namespace-training").urn in needed
 
-    for workload in ("training-llama-pretrain-pytorchjob", "training-nccl-tests-mpijob"):
+    for workload in ("training-llama-pretrain-trainjob", "training-nccl-tests-trainjob"):
         assert job.urn in pulumi_mocks.named(workload).dependencies, f"{workload} waits for the gate"
 
     assert job.create_timeout == "35m", "Pulumi waits past the Job's 30-minute deadline, so the Job's failure shows"
@@ -89,7 +89,7 @@ def test_a_pool_that_scales_from_zero_gets_its_watcher_and_no_job_holds_its_jobs
     assert not pulumi_mocks.of_type("kubernetes:batch/v1:Job"), "the watcher makes the Job when the nodes exist"
     secret = children["fabric-check-p5-secret"].urn
     assert secret in children["fabric-check-p5-cronjob"].dependencies, "the pods' key is there before they are"
-    for workload in ("training-llama-pretrain-pytorchjob", "training-nccl-tests-mpijob"):
+    for workload in ("training-llama-pretrain-trainjob", "training-nccl-tests-trainjob"):
         assert not {r.urn for r in children.values()} & set(pulumi_mocks.named(workload).dependencies)
     result = exported(exports)["fabricChecks"]["p5"]
     assert result["enabled"] is True and result["when"] == "scale-up"

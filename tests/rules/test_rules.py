@@ -26,7 +26,30 @@ from tests.rules.corpus import (
     good_trainjob,
 )
 
-WORKLOAD_RULES = [*WORKLOAD_CASES, "checkpoint-rwx", "fabric-attached", "duplicate-keys", "privileged-containers"]
+WORKLOAD_RULES = [
+    *WORKLOAD_CASES,
+    "checkpoint-rwx",
+    "fabric-attached",
+    "duplicate-keys",
+    "privileged-containers",
+    "legacy-launcher",
+]
+LEGACY = "legacy-launcher"
+"""The corpus's workloads are PyTorchJobs: each draws this one advisory for its kind, beside what it is a case of."""
+
+
+def _run(subjects: list[Subject], settings: Settings) -> list[rules.Finding]:
+    """The rules' findings but the legacy-launcher advice every v1 job draws (its own case tests it)."""
+    return [f for f in rules.run(subjects, settings) if f.rule != LEGACY]
+
+
+def _beside_legacy(findings: list[rules.Finding], rule: str) -> list[rules.Finding]:
+    """The findings of a v1 corpus case but its kind's one legacy-launcher advice (asserted to be there)."""
+    legacy = [f for f in findings if f.rule == LEGACY]
+    assert [f.enforcement for f in legacy] == ["advisory"], "a PyTorchJob is on the legacy path, once"
+    return findings if rule == LEGACY else [f for f in findings if f.rule != LEGACY]
+
+
 TRAINJOB_RULES = [*TRAINJOB_CASES, "checkpoint-rwx", "privileged-containers"]
 
 
@@ -35,7 +58,10 @@ def _privileged(pod_template: dict[str, Any]) -> None:
 
 
 def bad(rule: str) -> tuple[list[Subject], Settings]:
-    """The corpus case of a rule (privileged-containers': the workers run privileged)."""
+    """The corpus case of a rule (privileged-containers': the workers run privileged; legacy-launcher's: the good
+    PyTorchJob itself)."""
+    if rule == LEGACY:
+        return from_objects(good()), Settings(gang_scheduler="volcano", production=True)
     if rule != "privileged-containers":
         return bad_objects(rule)
     objects = good()
@@ -63,6 +89,7 @@ def test_every_rule_has_a_corpus_case() -> None:
         "env-references",
         "checkpoint-path",
         "duplicate-keys",
+        "legacy-launcher",
     }, "every other workload rule covers TrainJobs and runtimes"
 
 
@@ -73,14 +100,15 @@ def test_every_rule_states_its_reason_fix_severity_and_enforcement() -> None:
 
 
 @pytest.mark.parametrize("fabric", ["roce", "tcp", "efa"])
-def test_the_good_job_passes(fabric: str) -> None:
-    assert rules.run(from_objects(good(fabric)), Settings(gang_scheduler="volcano", production=True)) == []
+def test_the_good_job_passes_but_for_its_legacy_kind(fabric: str) -> None:
+    findings = rules.run(from_objects(good(fabric)), Settings(gang_scheduler="volcano", production=True))
+    assert _beside_legacy(findings, "") == []
 
 
 @pytest.mark.parametrize("rule", WORKLOAD_RULES)
 def test_each_bad_manifest_is_caught_by_its_rule_only(rule: str) -> None:
     subjects, settings = bad(rule)
-    findings = rules.run(subjects, settings)
+    findings = _beside_legacy(rules.run(subjects, settings), rule)
     assert {f.rule for f in findings} == {rule}
     assert all(f.fix == rules.by_id(rule).fix for f in findings)
     assert {f.enforcement for f in findings} == {rules.by_id(rule).enforcement}, "the case is a defect, not advice"
@@ -122,16 +150,16 @@ def test_each_bad_queue_object_is_caught_by_its_rule_only(rule: str) -> None:
 
 def test_enforcement_overrides() -> None:
     subjects, _ = bad_objects("pinned-images")
-    (finding,) = rules.run(subjects, Settings(enforcement={"pinned-images": "advisory"}))
+    (finding,) = _run(subjects, Settings(enforcement={"pinned-images": "advisory"}))
     assert finding.enforcement == "advisory"
-    assert rules.run(subjects, Settings(enforcement={"pinned-images": "disabled"})) == []
+    assert _run(subjects, Settings(enforcement={"pinned-images": "disabled"})) == []
 
 
 def test_allowed_registries_and_minimum_shm() -> None:
     subjects = from_objects(good())
-    assert {f.rule for f in rules.run(subjects, Settings(allowed_registries=("nvcr.io",)))} == {"pinned-images"}
-    assert rules.run(subjects, Settings(allowed_registries=("registry.example.com",))) == []
-    assert {f.rule for f in rules.run(subjects, Settings(min_shm="512Gi"))} == {"shared-memory"}
+    assert {f.rule for f in _run(subjects, Settings(allowed_registries=("nvcr.io",)))} == {"pinned-images"}
+    assert _run(subjects, Settings(allowed_registries=("registry.example.com",))) == []
+    assert {f.rule for f in _run(subjects, Settings(min_shm="512Gi"))} == {"shared-memory"}
 
 
 def test_digests_and_docker_hub_images() -> None:
@@ -158,7 +186,7 @@ def test_digests_and_docker_hub_images() -> None:
 
 def test_an_mpi_launcher_forwarding_rdma_variables_is_not_an_rdma_pod() -> None:
     objects = good(launcher="mpi")
-    assert rules.run(from_objects(objects), Settings(gang_scheduler="volcano")) == []
+    assert _run(from_objects(objects), Settings(gang_scheduler="volcano")) == []
 
 
 LAUNCHERS = ["pytorch", "mpi", "tensorflow", "indexed", "trainjob"]
@@ -253,10 +281,12 @@ GENERAL_RULES = {
     "unverified-nodes",
     "nvlink-karpenter",
     "literal-credentials",
+    "legacy-launcher",
     *CLOUD_CASES,
 }
 """The rules that judge every object, not only GPU workloads (the cloud rules judge pools and storage;
-unverified-nodes reads every workload because a pod may hold GPUs in its init containers only)."""
+unverified-nodes reads every workload because a pod may hold GPUs in its init containers only; legacy-launcher judges
+a v1 job by its kind)."""
 
 
 def test_only_the_general_rules_judge_workloads_without_gpus() -> None:
@@ -356,7 +386,7 @@ def test_no_gpu_rule_judges_a_workload_without_gpus(
             ),
         ],
     }[kind]
-    findings = rules.run(from_objects(objects), Settings(gang_scheduler=scheduler, production=True))
+    findings = _run(from_objects(objects), Settings(gang_scheduler=scheduler, production=True))
     assert [f for f in findings if f.rule not in GENERAL_RULES] == []
 
 
@@ -388,7 +418,7 @@ def daemonset(namespace: str) -> dict[str, Any]:
 
 
 def test_a_privileged_training_container_is_a_defect_naming_the_container() -> None:
-    (finding,) = rules.run(*bad("privileged-containers"))
+    (finding,) = _run(*bad("privileged-containers"))
     assert (finding.rule, finding.enforcement) == ("privileged-containers", "mandatory")
     assert finding.message == "Worker/pytorch: runs privileged, with root on its node"
 
@@ -419,7 +449,7 @@ def test_a_privileged_rdma_worker_is_reported_once() -> None:
     workload = copy.deepcopy(objects[-1])
     for replica in workload["spec"]["pytorchReplicaSpecs"].values():
         replica["template"]["spec"]["containers"][0]["securityContext"] = {"privileged": True}
-    findings = rules.run(from_objects([*objects[:-1], workload]), Settings(gang_scheduler="volcano"))
+    findings = _run(from_objects([*objects[:-1], workload]), Settings(gang_scheduler="volcano"))
     assert {f.rule for f in findings} == {"privileged-containers"}, "no second word from rdma-devices"
 
 

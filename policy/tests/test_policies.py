@@ -142,7 +142,11 @@ def test_our_training_jobs_pass_every_policy() -> None:
     volcano = resource("kubernetes:helm.sh/v3:Release", {"chart": "volcano", "version": "1.15.1"}, "volcano")
     resources = [volcano, *(kube(o) for o in training_job())]
     for policy in gpu_policies.POLICIES:
-        assert violations(policy.name, resources) == [], policy.name
+        found = violations(policy.name, resources)
+        if policy.name == "legacy-launcher":  # a PyTorchJob: advice that it is on the v1 operators' legacy path
+            assert [urn for _, urn in found] == ["urn:pulumi:dev::p::kubernetes:kubeflow.org/v1:PyTorchJob::pretrain"]
+        else:
+            assert found == [], policy.name
 
 
 @pytest.mark.parametrize("name", ["shared-memory", "nccl-socket-interface"])
@@ -343,7 +347,10 @@ def test_a_quantity_reads_the_same_as_the_string_we_write_or_as_a_number() -> No
             assert found == [urn for _, urn in violations(policy.name, numbers) if "kubernetes:" in str(urn)], (
                 policy.name
             )
-            assert bool(found) == (name == "partial EFA" and policy.name == "fabric-attached"), (name, policy.name)
+            expected = (name == "partial EFA" and policy.name == "fabric-attached") or (
+                policy.name == "legacy-launcher" and name != "trainjob"  # the MPIJobs are on the legacy path
+            )
+            assert bool(found) == expected, (name, policy.name)
 
 
 def test_karpenter_pools_in_a_preview_tell_the_fabric() -> None:

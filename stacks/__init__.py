@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,9 @@ def load() -> Stack:
     config = pulumi.Config(CONFIG_NAMESPACE)
     raw: dict[str, Any] = {}
     for name in StackConfig.config_keys():
-        value = config.get_object(name)
+        value = config.get(name)
         if value is not None:
-            raw[name] = value
+            raw[name] = _value(value)
     source = Path(f"Pulumi.{pulumi.get_stack()}.yaml")
     try:
         file_raw, lines = read_stack_file(source) if source.is_file() else (None, {})
@@ -48,10 +49,21 @@ def load() -> Stack:
     return stack
 
 
+def _value(text: str) -> Any:
+    """A config value as Pulumi hands it over: an object or list as JSON, a scalar (`defaultLauncher: trainjob`)
+    as its text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def deployed() -> launchers.Deployed:
     """What this stack's last deployment made, read from its own outputs through the engine's builtin
     `pulumi:pulumi:readStackOutputs` (no resource is added); nothing for a stack never deployed."""
-    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    # A self-managed backend's stacks are all in the organization named "organization".
+    organization = pulumi.get_organization() or "organization"
+    name = f"{organization}/{pulumi.get_project()}/{pulumi.get_stack()}"
     try:
         result = invoke("pulumi:pulumi:readStackOutputs", {"name": name})
     except Exception as exc:

@@ -3,19 +3,25 @@ them, and a stack deployed by an earlier release keeping its jobs' kinds."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+import stacks
 from components import launchers
 from components.config import parse_stack
 from components.errors import ConfigError
 from components.launchers import Deployed
 from components.render import render
 from components.validation import resolve
+from tests.support.pulumi_mocks import RecordingMonitor, use_stack
 from tests.test_config import BASE, stack
+
+REPO = Path(__file__).resolve().parents[1]
 
 DEPLOYED = {
     "jobs": {"training/llama-finetune": {"workload": "PyTorchJob/training/llama-finetune", "worldSize": 16}},
@@ -132,3 +138,18 @@ def test_any_outputs_are_read_without_error(jobs: dict[str, Any], addons: Any) -
     assert all(isinstance(k, str) for k in deployed.addons)
     assert set(deployed.kinds) <= set(jobs)
     assert Deployed.from_outputs(None) == Deployed()
+
+
+def test_the_stack_program_reads_a_scalar_default_launcher(
+    pulumi_mocks: RecordingMonitor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = yaml.safe_load((REPO / "examples/minimal/Pulumi.existing.yaml").read_text())
+    doc["config"]["gpu-training:defaultLauncher"] = "pytorch"
+    variant = tmp_path / "Pulumi.dev.yaml"
+    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
+    monkeypatch.chdir(tmp_path)
+    use_stack(pulumi_mocks, variant)
+    loaded = stacks.load()
+    assert [p.spec.launcher for p in loaded.jobs] == ["pytorch"]
+    reads = [c for c in pulumi_mocks.recording.calls if c.token == "pulumi:pulumi:readStackOutputs"]
+    assert [c.args["name"] for c in reads] == ["organization/gpu-training/dev"], "its own last outputs, once"

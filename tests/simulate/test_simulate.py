@@ -132,3 +132,43 @@ def test_a_stack_without_the_mpi_operator_runs_its_pytorchjob_on_the_training_op
     assert "training-operator" in report["controllers"] and "mpi-operator" not in report["controllers"]
     (job,) = [j for j in report["jobs"] if j["kind"] == "PyTorchJob"]
     assert code == 0 and job["whole"], job
+
+
+FAMILIES_STACK = """\
+config:
+  gpu-training:cluster: {provider: existing, name: families}
+  gpu-training:nodePools:
+    - {name: h100, gpusPerNode: 8, maxNodes: 8, nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
+  gpu-training:gpuOperator: {enabled: false}
+  gpu-training:scheduler: SCHEDULER
+  gpu-training:jobs:
+    - {name: torch, image: registry.example.com/train:v1, command: [train.py], nodes: 2}
+    - {name: deepspeed, runtime: deepspeed, image: ghcr.io/kubeflow/trainer/deepspeed-runtime:v2.3.0,
+       command: [train.py], nodes: 2}
+    - {name: mpi, runtime: mpi, image: ghcr.io/kubeflow/trainer/deepspeed-runtime:v2.3.0, command: [bench], nodes: 2}
+    - {name: tensorflow, runtime: tensorflow, image: registry.example.com/tf:v1, command: [python, train.py], nodes: 2}
+"""
+"""One job of each family, none naming a launcher: each is a TrainJob on its runtime (the v1 operators not even
+installed)."""
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "gang"),
+    [
+        ("{type: volcano}", "Running"),
+        ("{type: kueue, queues: [{name: research, gpus: 64}]}", "admitted"),
+    ],
+)
+def test_every_family_that_names_no_launcher_runs_whole_as_a_trainjob(
+    scheduler: str, gang: str, binaries, kwok_binary, capsys, tmp_path
+) -> None:
+    stack = tmp_path / "Pulumi.families.yaml"
+    stack.write_text(FAMILIES_STACK.replace("SCHEDULER", scheduler))
+    code, report = _simulate(capsys, "--config", str(stack))
+    assert "training-operator" not in report["controllers"] and "mpi-operator" not in report["controllers"]
+    assert {"trainer", "jobset"} <= set(report["controllers"]), report["controllers"]
+    jobs = {j["job"]: j for j in report["jobs"] if j["kind"] == "TrainJob"}
+    assert sorted(jobs) == [f"training/{n}" for n in ("deepspeed", "mpi", "tensorflow", "torch")]
+    for job in jobs.values():
+        assert job["whole"] and job["gang"] == gang, job
+    assert code == 0, json.dumps(report, indent=2)

@@ -255,3 +255,15 @@ def upgrade_line(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice], def
 def warnings(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice]) -> list[str]:
     """One line for each job on a v1 launcher: the legacy path, why the job is on it, its TrainJob equivalent."""
     return [line for job, choice in zip(jobs, choices, strict=True) if (line := legacy_line(job, choice))]
+
+
+def alone_line(job: TrainingJobSpec) -> str | None:
+    """What a TrainingJob component planned alone (in a workloads program, which has no stack outputs to read)
+    says when its job names no launcher and became a TrainJob: an earlier release made it a PyTorchJob."""
+    if job.launcher != "trainjob":
+        return None
+    return (
+        f"job {job.namespace}/{job.name} names no launcher, so it is a TrainJob on its pool's runtime (since release "
+        f"{TRAINJOB_SINCE}; {LEGACY[EARLIER_DEFAULT].a_kind} before): if this program ran it as "
+        f"{LEGACY[EARLIER_DEFAULT].a_kind}, the preview replaces it; name launcher: {EARLIER_DEFAULT} to keep it"
+    )

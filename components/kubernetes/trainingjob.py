@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 
+from components import launchers
 from components.config import parse_job, validation_issues
 from components.errors import ConfigError, Issue
 from components.kubernetes.dependencies import combine, inherited
@@ -102,6 +103,11 @@ class TrainingJob(pulumi.ComponentResource):
             self.plan: JobPlan = plan(spec, _pool(pool), scheduler or "none", queue, volumes=volumes)
         except ConfigError as exc:
             raise as_pulumi_error(exc) from None
+        # A stack's jobs come with their launcher settled (its program says what it chose); a job planned alone
+        # says it here, as nothing else will.
+        line = launchers.alone_line(self.plan.spec) if spec.launcher is None else None
+        if line:
+            pulumi.log.warn(line, resource=self)
         manifests = trainingjob.objects(self.plan)
         unfit = pods_fit(self.plan.pool, manifests, "pool", self.plan)
         if unfit:

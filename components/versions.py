@@ -60,10 +60,16 @@ VOLCANO = Chart(
     "volcano", "1.15.1", "https://volcano-sh.github.io/helm-charts", "volcano-sh/volcano installer/helm/chart/volcano"
 )
 KUEUE = Chart("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None, "kubernetes-sigs/kueue charts/kueue")
+"""Kueue. v0.20.0 was tried for release 0.3.0 (issue 37) and not taken: the Go module proxy this project builds
+its engines from answers 403 for sigs.k8s.io/kueue@v0.20.0 and v0.20.1 (2026-11-27), and a version `simulate`
+cannot run is not shipped."""
 TRAINER = Chart(
     "oci://ghcr.io/kubeflow/charts/kubeflow-trainer", "2.3.0", None, "kubeflow/trainer charts/kubeflow-trainer"
 )
-"""Kubeflow Trainer v2; the chart installs JobSet 0.12.0 as its dependency (jobset.install)."""
+"""Kubeflow Trainer v2; the chart installs JobSet 0.12.0 as its dependency (jobset.install). v2.4.0 (DRA claims
+per node, `resourceClaimsPerNode`, for ComputeDomain pools) was tried for release 0.3.0 and not taken: the Go
+module proxy answers 403 for github.com/kubeflow/trainer/v2@v2.4.0 and v2.4.0-rc.0 (2026-11-27), so v2.3.0 stays,
+with Kueue v0.19.2, which needs Trainer v2.3 or later for TrainJobs (kubernetes-sigs/kueue #14886)."""
 JOBSET_VERSION = "0.12.0"
 """The JobSet chart the Trainer chart depends on (its Chart.yaml), whose API the training runtimes use."""
 TRAINER_MPI_IMAGE = "ghcr.io/kubeflow/trainer/deepspeed-runtime:v2.3.0"

@@ -102,6 +102,15 @@ class Project:
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
+REPLACING = {"replace", "create-replacement", "delete-replaced", "delete", "discard", "import-replacement"}
+"""The engine's step kinds that replace or delete a resource."""
+
+
+def replaced(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The steps of a `Project.run` result that replace or delete something, as (op, urn)."""
+    return [(s["op"], s["urn"]) for s in result["steps"] if s["op"] in REPLACING]
+
+
 def copy_program(source: Path, target: Path) -> Path:
     """The program and its stack files from `source` (a checkout) in `target`."""
     target.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ import yaml
 from components.render import render
 from components.simulate import simulation
 from components.validation import resolve_file
-from tests.engine.conftest import REPO, Project, checkout, copy_program
+from tests.engine.conftest import REPO, Project, checkout, copy_program, replaced
 
 pytestmark = pytest.mark.engine
 
@@ -39,7 +39,6 @@ config:
     - {name: llama-finetune, namespace: training, image: registry.example.com/training:v2.0, command: [train.py],
        nodes: 2}
 """
-REPLACING = {"replace", "create-replacement", "delete-replaced", "delete", "discard", "import-replacement"}
 PYTORCHJOB = "kubernetes:kubeflow.org/v1:PyTorchJob"
 
 
@@ -65,8 +64,7 @@ def test_a_job_deployed_as_a_pytorchjob_by_release_0_2_stays_one_until_its_owner
         shutil.copy2(old.stack_file(STACK), head.stack_file(STACK))  # the stack's config, secrets and salt
         preview = head.run(STACK, "preview")
         assert preview["ok"], preview["error"]
-        replaced = [(s["op"], s["urn"]) for s in preview["steps"] if s["op"] in REPLACING]
-        assert not replaced, f"HEAD replaces or deletes what 0.2 made:\n{replaced}\n{preview['steps']}"
+        assert not replaced(preview), f"HEAD replaces or deletes what 0.2 made:\n{replaced(preview)}"
         assert "kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob" not in {s["type"] for s in preview["steps"]}
 
         # The owner chooses the new default: now, and only now, the PyTorchJob goes and a TrainJob comes.

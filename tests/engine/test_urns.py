@@ -17,7 +17,7 @@ import pytest
 from components.render import render
 from components.simulate import simulation
 from components.validation import resolve_file
-from tests.engine.conftest import REPO, Project, checkout, copy_program
+from tests.engine.conftest import REPO, Project, checkout, copy_program, replaced
 
 pytestmark = pytest.mark.engine
 
@@ -37,7 +37,6 @@ config:
     - {name: llama-finetune, namespace: training, image: registry.example.com/training:v2.0, command: [train.py],
        nodes: 2, launcher: indexed}
 """
-REPLACING = {"replace", "create-replacement", "delete-replaced", "delete", "discard", "import-replacement"}
 
 
 def test_a_stack_deployed_by_release_0_2_0_is_updated_in_place_by_head(
@@ -56,5 +55,4 @@ def test_a_stack_deployed_by_release_0_2_0_is_updated_in_place_by_head(
         shutil.copy2(old.stack_file(STACK), head.stack_file(STACK))  # the stack's config, secrets and salt
         preview = head.run(STACK, "preview")
         assert preview["ok"], preview["error"]
-        replaced = [(s["op"], s["urn"]) for s in preview["steps"] if s["op"] in REPLACING]
-        assert not replaced, f"HEAD replaces or deletes what 0.2.0 made:\n{replaced}\n{preview['steps']}"
+        assert not replaced(preview), f"HEAD replaces or deletes what 0.2.0 made:\n{replaced(preview)}"

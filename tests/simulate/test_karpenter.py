@@ -253,7 +253,7 @@ def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_
     removes it and launches another, and once that one passes the gang runs on the two nodes that passed."""
     doc = yaml.safe_load(PROD.read_text())
     config = doc["config"]
-    config["gpu-training:jobs"] = [j for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
+    config["gpu-training:jobs"] = [_as_mpijob(j) for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
     path = tmp_path / "Pulumi.prod-gang.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     rendered = render(resolve_file(path))
@@ -297,10 +297,16 @@ def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_
         assert not cluster.joiner.errors
 
 
+def _as_mpijob(job: dict[str, Any]) -> dict[str, Any]:
+    """prod's nccl-tests on the MPI Operator, as it ran before TrainJobs: an MPIJob asks every worker at once
+    (a TrainJob on the mpi runtime starts its launcher node once the others are Ready), which these tests need."""
+    return {**{k: v for k, v in job.items() if k != "runtime"}, "launcher": "mpi"}
+
+
 def _nccl_only(tmp_path: Path) -> Rendered:
     doc = yaml.safe_load(PROD.read_text())
     config = doc["config"]
-    config["gpu-training:jobs"] = [j for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
+    config["gpu-training:jobs"] = [_as_mpijob(j) for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
     path = tmp_path / "Pulumi.prod-nccl.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return render(resolve_file(path))

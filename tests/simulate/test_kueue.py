@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.pool import POOL_LABEL
 from components.render import Rendered, render
@@ -218,9 +219,14 @@ def test_kueue_admits_the_stacks_job_into_one_topology_domain_and_holds_one_beyo
     assert not _pods(client, too_big), "no pod of a job Kueue holds"
 
 
-def test_kueue_admits_the_stacks_pytorchjob(control_plane, kwok_binary, definitions, kueue_binary) -> None:
-    """Kueue's PyTorchJob integration: the stack's own job is queued, admitted and released to its operator."""
-    stack = resolve_file(GKE)
+def test_kueue_admits_the_stacks_pytorchjob(control_plane, kwok_binary, definitions, kueue_binary, tmp_path) -> None:
+    """Kueue's PyTorchJob integration, on because the stack runs the Training Operator for a job that names the
+    legacy launcher: the job is queued, admitted and released to its operator."""
+    doc = yaml.safe_load(GKE.read_text())
+    doc["config"]["gpu-training:jobs"][0]["launcher"] = "pytorch"
+    variant = tmp_path / GKE.name
+    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
+    stack = resolve_file(variant)
     plane, client, rendered = _kueue_cluster(control_plane, kwok_binary, definitions, stack)
     _wait("the stack's ClusterQueues Active", lambda: _cluster_queues_active(client, rendered), plane, client)
     job = next(o for o in rendered.objects if o["kind"] == "PyTorchJob")

@@ -172,3 +172,32 @@ def test_every_family_that_names_no_launcher_runs_whole_as_a_trainjob(
     for job in jobs.values():
         assert job["whole"] and job["gang"] == gang, job
     assert code == 0, json.dumps(report, indent=2)
+
+
+LEGACY_STACK = """\
+config:
+  gpu-training:cluster: {provider: existing, name: legacy}
+  gpu-training:nodePools:
+    - {name: h100, gpusPerNode: 8, maxNodes: 6, nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
+  gpu-training:gpuOperator: {enabled: false}
+  gpu-training:scheduler: {type: volcano}
+  gpu-training:jobs:
+    - {name: pytorch, launcher: pytorch, image: registry.example.com/train:v1, command: [train.py], nodes: 2}
+    - {name: mpi, launcher: mpi, image: registry.example.com/bench:v1, command: [bench], nodes: 2}
+    - {name: tensorflow, launcher: tensorflow, image: registry.example.com/tf:v1, command: [python, train.py],
+       nodes: 2}
+"""
+"""A job on each v1 launcher, named: the legacy path still runs, its operators installed because the jobs name
+them."""
+
+
+def test_every_named_v1_launcher_still_runs_whole_on_its_operator(binaries, kwok_binary, capsys, tmp_path) -> None:
+    stack = tmp_path / "Pulumi.legacy.yaml"
+    stack.write_text(LEGACY_STACK)
+    code, report = _simulate(capsys, "--config", str(stack))
+    assert {"training-operator", "mpi-operator"} <= set(report["controllers"]), report["controllers"]
+    jobs = {j["kind"]: j for j in report["jobs"] if j["job"] != "training/fabric-check-h100"}
+    assert sorted(jobs) == ["MPIJob", "PyTorchJob", "TFJob"], jobs
+    for job in jobs.values():
+        assert job["whole"] and job["gang"] == "Running", job
+    assert code == 0, json.dumps(report, indent=2)

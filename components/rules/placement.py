@@ -23,6 +23,7 @@ from components.models.nodepool import (
 from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
+from components.rules.review import once
 from components.rules.rule import Advice, Rule, Settings, Subject
 
 ADDS_TOLERATIONS = ("eks", "gke")
@@ -51,6 +52,7 @@ def _tolerations(t: PodTemplate, settings: Settings) -> list[dict[str, Any]]:
     return own + [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in sorted(requested)]
 
 
+@once
 def _gpu_pools(subjects: list[Subject]) -> list[tuple[str, list[dict[str, str]], list[Any]]]:
     """The GPU pools among the subjects: name, blocking taints and the selectors that pick their nodes."""
     found = []

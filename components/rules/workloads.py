@@ -16,6 +16,7 @@ from components.rules.documents import TEMPLATE_VARIABLE
 from components.rules.kinds import REPLICA_KEYS, kind_of
 from components.rules.pods import KUEUE_POD_GROUP, VOLCANO_GROUPS, gpu_pods, multi_node, resources, templates
 from components.rules.podtemplate import GPU, PodTemplate, count
+from components.rules.review import once
 from components.rules.rule import Advice, Rule, Settings, Subject
 from components.rules.trainjobs import RUNTIME_KINDS, TRAINJOB, runtime_spec
 
@@ -226,16 +227,22 @@ def rdma_devices(subject: Subject, subjects: list[Subject], __: Settings) -> Ite
                 yield Advice(f"{where}: uses RDMA without IPC_LOCK; memory registration fails where memlock is limited")
 
 
+@once
+def _claims(subjects: list[Subject]) -> dict[tuple[Any, Any], dict[str, Any]]:
+    """The PersistentVolumeClaims among the subjects, by namespace and name."""
+    return {
+        (s.data["metadata"].get("namespace"), s.data["metadata"]["name"]): s.data
+        for s in subjects
+        if s.kind == "PersistentVolumeClaim"
+    }
+
+
 def checkpoint_claims(subject: Subject, subjects: list[Subject], __: Settings) -> Iterator[str]:
     """Volumes a multi-node job writes to (checkpoints) are ReadWriteMany claims."""
     if not multi_node(subject.data, subjects):
         return
     namespace = (subject.data.get("metadata") or {}).get("namespace")
-    claims = {
-        (s.data["metadata"].get("namespace"), s.data["metadata"]["name"]): s.data
-        for s in subjects
-        if s.kind == "PersistentVolumeClaim"
-    }
+    claims = _claims(subjects)
     for t in _gpu_templates(subject, subjects):
         volumes = {v["name"]: v for v in t.spec.get("volumes", []) if "persistentVolumeClaim" in v}
         for c in t.spec.get("containers", []):

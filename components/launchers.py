@@ -128,6 +128,8 @@ class Choice:
     why: str = ""
     kept: bool = False
     """Kept from the stack's last deployment."""
+    gap: bool = False
+    """A PyTorchJob because Trainer v2.3 cannot run what the job asks (`why` says what)."""
 
 
 def choose(
@@ -149,7 +151,7 @@ def choose(
     if default != "trainjob" and not trainer:
         return Choice("pytorch", "the default where Kubeflow Trainer is not installed")
     if gap is not None:
-        return Choice("pytorch", gap)
+        return Choice("pytorch", gap, gap=True)
     return Choice("trainjob", "the stack's defaultLauncher" if default else "the default where Trainer runs")
 
 
@@ -227,7 +229,7 @@ def legacy_line(job: TrainingJobSpec, choice: Choice) -> str | None:
             f"({legacy.equivalent}; its {legacy.kind} is replaced, so the run resumes from its last checkpoint), "
             f"or launcher: {job.launcher} to keep it and silence this"
         )
-    if choice.why and not choice.why.startswith("the "):
+    if choice.gap:
         return f"{head}), because {choice.why}"
     return f"{head}: {legacy.status}): the TrainJob equivalent is launcher: trainjob, {legacy.equivalent}"
 

@@ -223,7 +223,7 @@ def legacy_frameworks(stack: Stack) -> tuple[str, ...]:
     return (*found, LEGACY["mpi"].framework) if operators.mpi else found
 
 
-def kueue_config(pools: list[Pool] | None = None, legacy: tuple[str, ...] = KUEUE_TRAINING_OPERATOR_FRAMEWORKS) -> str:
+def kueue_config(pools: list[Pool] | None = None, legacy: tuple[str, ...] = ()) -> str:
     """Kueue's manager configuration: the chart's default frameworks, the v1 ones only as `legacy` lists them,
     all-or-nothing admission, fair sharing (failed-node replacement is Kueue's default), and the DeviceClasses
     the pools' workers claim mapped to the resources their queues cover."""

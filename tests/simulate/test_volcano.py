@@ -130,6 +130,12 @@ def test_the_fabric_check_is_gang_scheduled_whole_on_distinct_h100_nodes(
     )
 
 
+def _quota_counted(client: Any) -> bool:
+    """Whether every ResourceQuota of the training namespace has its usage counted (status.hard set)."""
+    quotas = client.list("v1", "ResourceQuota", NAMESPACE)
+    return bool(quotas) and all((q.get("status") or {}).get("hard") for q in quotas)
+
+
 def test_a_gang_bigger_than_its_pool_is_placed_not_at_all(control_plane, kwok_binary, definitions) -> None:
     """One worker more than the pool has nodes. The training namespace's GPU quota is the pool's GPUs, so the
     Job controller can make only as many workers as there are nodes: each would fit a node, and Volcano,
@@ -145,6 +151,8 @@ def test_a_gang_bigger_than_its_pool_is_placed_not_at_all(control_plane, kwok_bi
     group["spec"]["minMember"] = workers
     job["spec"]["parallelism"] = job["spec"]["completions"] = workers
     job["spec"]["template"]["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = name
+    # The quota holds the Job controller to the pool's GPUs only once its controller has counted the namespace.
+    _until(plane, "the training namespace's GPU quota counted", lambda: _quota_counted(client))
     outcomes = apply.apply_all(client, [group, job])
     assert all(o.accepted for o in outcomes), outcomes
 

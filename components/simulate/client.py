@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,6 +29,19 @@ def conditions_of(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
 AGAIN = frozenset({404, 409, 429, 503, 504})
 """Answers that mean "look again next round" to a loop that keeps the cluster in a state: gone meanwhile, a conflict,
 too many requests (a new CRD's watch cache answers 429 while it initializes), unavailable, timed out."""
+
+
+THROTTLED_FOR = 30.0
+"""How long a request asked to come back later (429) is retried before its caller hears of it."""
+
+
+def _retry_after(header: str | None) -> float:
+    """The seconds a 429's Retry-After asks for, within 0.2 s and 5 s (client-go's bounds are alike)."""
+    try:
+        seconds = float(header) if header else 1.0
+    except ValueError:
+        seconds = 1.0
+    return min(max(seconds, 0.2), 5.0)
 
 
 def one_round(sync: Callable[[], None], errors: list[str]) -> None:
@@ -84,18 +98,26 @@ class Client:
             headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
-        req = urllib.request.Request(self.server + path, data=body, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self._tls, timeout=60) as response:
-                return bytes(response.read())
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
+        deadline = time.monotonic() + THROTTLED_FOR
+        while True:
+            req = urllib.request.Request(self.server + path, data=body, method=method, headers=headers)
             try:
-                status = json.loads(raw)
-            except ValueError:
-                status = {"message": raw.decode(errors="replace")}
-            message = status.get("message") or f"{method} {path}: HTTP {exc.code}"
-            raise ClientError(message, exc.code, status) from None
+                with urllib.request.urlopen(req, context=self._tls, timeout=60) as response:
+                    return bytes(response.read())
+            except urllib.error.HTTPError as exc:
+                raw = exc.read()
+                try:
+                    status = json.loads(raw)
+                except ValueError:
+                    status = {"message": raw.decode(errors="replace")}
+                # 429 is the server asking us to come back (a watch cache answers "storage is (re)initializing" with
+                # Retry-After: 1 while it fills, right after the API server starts): client-go waits and retries it.
+                wait = _retry_after(exc.headers.get("Retry-After"))
+                if exc.code == 429 and time.monotonic() + wait < deadline:
+                    time.sleep(wait)
+                    continue
+                message = status.get("message") or f"{method} {path}: HTTP {exc.code}"
+                raise ClientError(message, exc.code, status) from None
 
     def get_text(self, path: str) -> str:
         """A plain-text endpoint (/readyz)."""

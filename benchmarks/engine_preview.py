@@ -32,7 +32,7 @@ import pulumi
 from pulumi import automation as auto
 from stacks import stack
 from components.config import parse_stack
-from components.validation import resolve
+from components.resolution import resolve
 from components.manifests import platform, trainingjob
 from components.kubernetes.objects import kube_object, logical_name
 resolved = resolve(parse_stack(stack({jobs}, pools=8)))
@@ -67,8 +67,8 @@ def main() -> None:
 
     from components.config import parse_stack
     from components.render import render
+    from components.resolution import resolve
     from components.simulate import pulumicli, simulation
-    from components.validation import resolve
     from stacks import stack
 
     bin_dir = pulumicli.install(lambda message: print(message, file=sys.stderr))

@@ -32,7 +32,7 @@ sys.path.insert(0, {repo!r}); sys.path.insert(0, {repo!r} + "/benchmarks")
 from stacks import stack
 from components.config import parse_stack
 from components.render import dump, render
-from components.validation import resolve
+from components.resolution import resolve
 raw = stack({jobs})
 gc.collect(); gc.disable()
 t0 = time.perf_counter()
@@ -56,7 +56,7 @@ import pulumi
 from tests.support.pulumi_mocks import RecordingMocks, RecordingMonitor, run
 from stacks import stack
 from components.config import parse_stack
-from components.validation import resolve
+from components.resolution import resolve
 from components.manifests import platform, trainingjob
 from components.kubernetes.objects import kube_object, logical_name
 mocks = RecordingMocks(); monitor = RecordingMonitor(mocks)
@@ -113,7 +113,7 @@ from stacks import stack
 from components import yamlio
 from components.config import parse_stack
 from components.render import render
-from components.validation import resolve
+from components.resolution import resolve
 objects = render(resolve(parse_stack(stack({jobs})))).objects
 dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 gc.collect(); gc.disable()

@@ -1,6 +1,6 @@
 """What one node of a pool advertises to the scheduler: the only resources a pod on the pool may request.
 
-`allocatable` is the one statement of it. The render-time check (components/validation.py) holds every pod
+`allocatable` is the one statement of it. The render-time check (components/podfit.py) holds every pod
 template we emit for a pool against it, the Cluster Autoscaler's scale-from-zero tags are made from it
 (components/aws/nodegroup.py), and `simulate` shapes its fake nodes by it (components/simulate/nodes.py).
 """

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 from components import repair
 from components.observability import gke
 from components.observability import pack as packs
-from components.validation import Stack
+from components.stack import Stack
 
 
 class Cluster(Protocol):

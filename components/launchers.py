@@ -16,16 +16,12 @@ from components.errors import Issue
 from components.models.base import split_at
 from components.models.job import Launcher, TrainingJobSpec
 from components.models.stack import StackConfig
+from components.wellknown import MPI_OPERATOR_INSTALL, TRAINER_INSTALL, TRAINING_OPERATOR_INSTALL
 
 TRAINJOB_SINCE = "0.3.0"
 """The release from which a job that names no launcher is a TrainJob (a PyTorchJob before)."""
 EARLIER_DEFAULT: Launcher = "pytorch"
 """What a job that named no launcher became before TRAINJOB_SINCE."""
-
-TRAINER_INSTALL = "kubeflow-trainer"
-TRAINING_OPERATOR_INSTALL = "training-operator"
-MPI_OPERATOR_INSTALL = "mpi-operator"
-"""The install names of the operators (a stack's `addons` output lists those it installed)."""
 
 KINDS: dict[str, Launcher] = {
     "PyTorchJob": "pytorch",

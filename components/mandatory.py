@@ -4,21 +4,20 @@ mandatory finding becomes a config issue at the key of the job or pool that made
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from components import repair
 from components.errors import Issue
-
-# The rules and render import the add-ons, which import the validation module that calls this one: they are imported
-# where they are used.
-if TYPE_CHECKING:
-    from components.render import Rendered
-    from components.validation import Stack
+from components.render import Rendered, render
+from components.rules import RULES, review
+from components.rules.config import settings
+from components.rules.rule import CLUSTER_OF_PROVIDER
+from components.rules.subjects import from_objects, from_pools, object_key
+from components.stack import Stack
 
 
 def owners(rendered: Rendered) -> dict[str, str]:
     """The config key of each object's job or pool, by object key (`Kind/namespace/name`) and pool subject."""
-    from components.rules.subjects import object_key
 
     config = rendered.stack.config
     pools = {p.name: i for i, p in enumerate(config.node_pools)}
@@ -40,11 +39,6 @@ def owners(rendered: Rendered) -> dict[str, str]:
 
 def findings_of(rendered: Rendered) -> list[Any]:
     """The mandatory findings of every rule over the rendered objects and the stack's pools."""
-    from components.rules import RULES, review
-    from components.rules.config import settings
-    from components.rules.rule import CLUSTER_OF_PROVIDER
-    from components.rules.subjects import from_objects, from_pools
-
     stack = rendered.stack
     subjects = from_objects(rendered.objects) + from_pools(
         stack.pools.values(), repair.by_pool(stack.config, stack.pools.values())
@@ -61,8 +55,6 @@ def findings_of(rendered: Rendered) -> list[Any]:
 
 def issues(stack: Stack) -> list[Issue]:
     """Each mandatory finding on what the stack renders to, at its job's or pool's key."""
-    from components.render import render
-
     rendered = render(stack)
     keys = owners(rendered)
     found: list[Issue] = []

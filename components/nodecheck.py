@@ -86,8 +86,6 @@ RESULT_LABEL = "gpu-training/node-check-result"
 """passed | failed, set by the check; removing it (and tainting the node again) runs the check again."""
 CONDITION = "GPUNodeCheckFailed"
 """The node condition a failed check sets, with what failed as its message."""
-NAMESPACE = "gpu-node-check"
-"""Where the check runs: its own namespace, outside every GPU quota of the jobs' namespaces."""
 DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
 """DCGM with dcgmi and nv-hostengine: the one the pinned GPU Operator runs as the node's engine (NVIDIA/gpu-operator
 v26.7.0 deployments/gpu-operator/values.yaml `dcgm.repository`, `image`, `version`), so that dcgmi and the engine

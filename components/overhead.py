@@ -26,15 +26,19 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from components import quantity
+from components.addons.plan import plan as addon_plan
 from components.allocatable import allocatable, pod_requests, written
 from components.daemonsets import ADDON_DAEMONSETS, AddonDaemonSet
 from components.errors import Issue
+from components.manifests import fabriccheck as gate_objects
+from components.manifests import platform
 from components.manifests.pod import tolerates
 from components.models.nodepool import Taint
+from components.podfit import pool_pods
 from components.pool import Pool
 
 if TYPE_CHECKING:
-    from components.validation import Stack
+    from components.stack import Stack
 
 _BLOCKING = ("NoSchedule", "NoExecute")
 _TUNABLE = ("cpu", "memory")
@@ -223,12 +227,6 @@ def _fix(name: str, takers: Sequence[NodeAgent], remaining: Decimal) -> str:
 def issues(stack: Stack) -> list[Issue]:
     """Every job and fabric check of the stack whose largest pod does not fit a new node of its pool once the
     DaemonSets the stack installs there (its own and its add-ons') have taken their requests."""
-    # The add-on plan and the platform objects are built from a validated stack, whose module calls this one.
-    from components.addons.plan import plan as addon_plan
-    from components.manifests import fabriccheck as gate_objects
-    from components.manifests import platform
-    from components.validation import pool_pods
-
     addons = addon_plan(stack)
     rendered = [o for o in [*platform.objects(stack), *addons.objects] if o.get("kind") == "DaemonSet"]
     installs = _installs(addons)

@@ -24,7 +24,8 @@ from components.kubernetes.trainingjob import TrainingJob
 from components.manifests import trainingjob
 from components.manifests.meta import key
 from components.models import StackConfig
-from components.validation import Stack, default_queue, resolve, resolve_raw
+from components.resolution import resolve, resolve_raw
+from components.stack import Stack, default_queue
 
 TOKEN = "gpu-training:index:Platform"
 

@@ -23,8 +23,8 @@ from components.manifests.trainingruntime import choose_runtime
 from components.models.storage import LUSTRE_BACKENDS, OBJECT_STORES
 from components.observability import objects as monitoring
 from components.pool import Pool
+from components.stack import Stack
 from components.throughput import CheckpointEstimate, estimate
-from components.validation import Stack
 from components.versions import MOUNTPOINT_S3_CSI_ADDON
 from components.yamlio import dump
 

@@ -16,19 +16,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from components.addons.plan import plan as addon_plan
 from components.errors import Issue
 from components.models import StackConfig
 
 if TYPE_CHECKING:
     from components.addons.plan import AddonPlan
-    from components.validation import Stack
+    from components.stack import Stack
 
 KUBERNETES_PREFIX = "kube-"
 DEFAULT = "default"
 
 
 def stack_namespaces(config: StackConfig) -> list[tuple[str, str]]:
-    """Every (config path, namespace) the stack uses, in the order validation.namespaces lists them."""
+    """Every (config path, namespace) the stack uses, in the order stack.namespaces lists them."""
     found = [(f"namespaces[{i}].name", n.name) for i, n in enumerate(config.namespaces)]
     found += [(f"network.networks[{i}].namespace", n.namespace) for i, n in enumerate(config.network.networks)]
     found += [
@@ -71,7 +72,4 @@ def namespace_issues(used: Iterable[tuple[str, str]], owners: dict[str, str]) ->
 
 def issues(stack: Stack) -> list[Issue]:
     """The stack's namespaces that Kubernetes or one of the stack's add-ons owns."""
-    # The add-on plan is built from a validated stack, whose module calls this one.
-    from components.addons.plan import plan as addon_plan
-
     return namespace_issues(stack_namespaces(stack.config), addon_namespaces(addon_plan(stack)))

@@ -2,97 +2,47 @@
 
 from __future__ import annotations
 
-from collections import ChainMap, Counter
+from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from components import (
     fabriccheck,
     identifiers,
     identity,
+    jobchecks,
     launchers,
-    mandatory,
     nodecheck,
-    overhead,
     plaintext,
     provisioning,
     quotas,
     repair,
-    reserved,
-    sealing,
 )
-from components.allocatable import pod_requests, unadvertised
-from components.config import parse_stack, read_stack_file
-from components.errors import ConfigError, Issue, did_you_mean
+from components.aws import checks as aws_checks
+from components.errors import ConfigError, Issue
 from components.fabriccheck import FabricCheck
-from components.gcp import filesystems
-from components.gcp.filesystems import MANAGED_LUSTRE_GKE_VERSION
-from components.gcp.gpunetworks import first_zone, pool_zone, roce_pools
+from components.gcp import checks as gcp_checks
 from components.manifests import fabriccheck as gate_objects
 from components.manifests import trainingjob
-from components.manifests.plan import JobPlan, SchedulerKind, plan
+from components.manifests.plan import JobPlan, plan
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes, runtime_names
-from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
+from components.models import StackConfig
 from components.nodecheck import NodeCheck
 from components.observability import pack as observability
-from components.pool import POOL_LABEL, Pool, gke_at_least, resolve_pools, version_numbers
+from components.podfit import pods_fit
+from components.pool import Pool, resolve_pools, version_numbers
+from components.stack import Stack, default_queue, namespaces, pool_name
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
-
-if TYPE_CHECKING:
-    from components.rules.podtemplate import PodTemplate
-
-_OPERATOR = {
-    "pytorch": ("trainingOperator.enabled", "the Training Operator"),
-    "tensorflow": ("trainingOperator.enabled", "the Training Operator"),
-    "mpi": ("trainingOperator.mpi", "the MPI Operator"),
-    "trainjob": ("trainer.enabled", "Kubeflow Trainer v2"),
-}
+from components.wellknown import NODE_CHECK_NAMESPACE
 
 
-@dataclass(frozen=True, slots=True)
-class Stack:
-    """A validated stack: its config, its resolved pools and its planned jobs."""
-
-    config: StackConfig
-    pools: dict[str, Pool]
-    jobs: tuple[JobPlan, ...]
-    namespaces: tuple[str, ...]
-    checks: dict[str, FabricCheck] = field(default_factory=dict)
-    """Each gated pool's fabric check, by pool name."""
-    unchecked: dict[str, str] = field(default_factory=dict)
-    """Why each other pool has no fabric check, by pool name."""
-    node_checks: dict[str, NodeCheck] = field(default_factory=dict)
-    """Each checked pool's node check (its nodes' check at join), by pool name."""
-    launches: tuple[launchers.Choice, ...] = field(default=(), compare=False)
-    """How each job's launcher was chosen, in the order of `jobs` (empty when the stack was made otherwise)."""
-    job_objects: tuple[tuple[dict[str, Any], ...], ...] = field(default=(), compare=False, repr=False)
-    """Each job's objects (`trainingjob.objects`), in the order of `jobs`, as validation built them to check that
-    its pods fit: render writes these rather than build them again. Empty when the stack was made otherwise."""
-
-    def objects_of(self, index: int) -> tuple[dict[str, Any], ...]:
-        """The objects of `jobs[index]`: those validation built, else built now."""
-        if len(self.job_objects) == len(self.jobs):
-            return self.job_objects[index]
-        return tuple(trainingjob.objects(self.jobs[index]))
-
-    @property
-    def scheduler(self) -> SchedulerKind:
-        """volcano | kueue | none."""
-        return self.config.scheduler.type
-
-    @property
-    def rdma(self) -> bool:
-        """Whether a pool runs InfiniBand or RoCE (RDMA through the host's HCAs)."""
-        return any(p.fabric in ("infiniband", "roce") for p in self.pools.values())
-
-
-def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launchers.Deployed | None = None) -> Stack:
+def validate(config: StackConfig, secure: Collection[str] = (), deployed: launchers.Deployed | None = None) -> Stack:
     """The stack with its defaults decided, pools resolved and jobs planned; ConfigError listing every cross-object
-    issue. `secure`: the config paths given as Pulumi secrets, whose values are not plain text whatever they hold.
-    `deployed`: what the stack's last deployment made, whose jobs keep their kinds (components/launchers.py)."""
+    issue but what the add-ons leave of each node (components/resolution.py adds those). `secure`: the config paths
+    given as Pulumi secrets, whose values are not plain text whatever they hold. `deployed`: what the stack's last
+    deployment made, whose jobs keep their kinds (components/launchers.py)."""
     config, launches, launch_issues = launchers.settle_stack(config, deployed)
     cluster = config.cluster
     region = getattr(cluster, "region", None)
@@ -112,16 +62,16 @@ def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launche
     issues = [*plaintext.issues(config, secure), *issues]  # a leaked credential first
     issues += _topology(config)
     issues += _volcano_topologies(config, pools)
-    issues += _autoscaler_release(config, pools)
+    issues += aws_checks.autoscaler_release(config, pools)
     issues += _queued_provisioning(config, pools)
-    issues += _gke_gpu_operator(config)
+    issues += gcp_checks.gpu_operator(config)
     issues += _gpu_operator_settings(config, pools)
     issues += repair.issues(config)
     issues += observability.issues(config)
-    issues += _gke_roce_zone(config, pools)
+    issues += gcp_checks.roce_zone(config, pools)
     issues += _unique(config)
     issues += _storage_providers(config)
-    issues += _managed_lustre(config, pools)
+    issues += gcp_checks.managed_lustre(config, pools)
     issues += _queues(config)
     issues += identity.issues(config)
     checks, unchecked, found = _fabric_checks(config, pools)
@@ -134,8 +84,8 @@ def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launche
     built: list[tuple[dict[str, Any], ...]] = []
     for index, job in enumerate(config.jobs):
         path = f"jobs[{index}]"
-        found = _job_issues(config, job, path)
-        name = _pool_name(config, job)
+        found = jobchecks.issues(config, job, path)
+        name = pool_name(config, job)
         if name in pools:
             try:
                 planned = plan(
@@ -158,8 +108,8 @@ def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launche
     if issues:
         raise ConfigError(issues)
     gates = [c.namespace for c in checks.values()]
-    used = tuple(dict.fromkeys([*namespaces(config), *gates, *([nodecheck.NAMESPACE] if node_checks else [])]))
-    stack = Stack(
+    used = tuple(dict.fromkeys([*namespaces(config), *gates, *([NODE_CHECK_NAMESPACE] if node_checks else [])]))
+    return Stack(
         config=config,
         pools=pools,
         jobs=tuple(plans),
@@ -170,11 +120,6 @@ def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launche
         launches=tuple(launches),
         job_objects=tuple(built),
     )
-    # What the DaemonSets of the stack and its add-ons leave of each new node: read from the stack as it renders.
-    found = reserved.issues(stack) or overhead.issues(stack)
-    if found:
-        raise ConfigError(found)
-    return stack
 
 
 def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[str, NodeCheck], list[Issue]]:
@@ -240,48 +185,6 @@ def _runtimes_fit(config: StackConfig, pools: Mapping[str, Pool]) -> list[Issue]
     return issues
 
 
-def pods_fit(pool: Pool, objects: list[dict[str, Any]], path: str, job: JobPlan | None = None) -> list[Issue]:
-    """Every pod template among `objects` that runs on `pool` requests only what a node of it advertises
-    (components/allocatable.py): a pod asking more, or anything else, stays Pending, and no node is ever
-    added for it. `job`: the plan the objects are a TrainJob's of, whose pods its runtime makes."""
-    issues: list[Issue] = []
-    for obj, template in pool_pods(pool, objects, job):
-        where = f"{obj['kind']} {obj['metadata']['name']} ({template.role} pods)"
-        scaled = ", and nothing would add a node for them" if pool.provisioner else ""
-        issues += [
-            Issue(path, f"{where} {problem} ({pool.provisioner or 'existing'} nodes): never scheduled{scaled}")
-            for problem in unadvertised(pod_requests(template.spec), pool)
-        ]
-    return issues
-
-
-def pool_pods(
-    pool: Pool, objects: list[dict[str, Any]], job: JobPlan | None = None
-) -> list[tuple[dict[str, Any], PodTemplate]]:
-    """Each object among `objects` with each of its pod templates that runs on `pool`: those selecting the pool, and
-    any that asks for GPUs. `job`: the plan the objects are a TrainJob's of, whose pods its runtime makes."""
-    # components.rules reads the pod templates out of every kind we emit; it imports the add-ons, which import
-    # this module, so it is imported here, when first needed.
-    from components.rules.pods import templates
-    from components.rules.trainjobs import TRAINJOB, trainjob_pods
-
-    found: list[tuple[dict[str, Any], PodTemplate]] = []
-    for obj in objects:
-        pods = templates(obj)
-        if obj.get("kind") == TRAINJOB and job is not None:
-            own = [o for o in objects if o.get("kind") == "TrainingRuntime"]
-            runtime = own[0] if own else cluster_runtime(pool, job.spec.training_runtime or "torch", job.scheduler)
-            pods = trainjob_pods(obj, runtime)
-        for template in pods:
-            selector = template.spec.get("nodeSelector") or {}
-            on_pool = (template.metadata.get("labels") or {}).get(POOL_LABEL) == pool.name or (
-                pool.node_selector and pool.node_selector.items() <= selector.items()
-            )
-            if on_pool or template.gpus:  # not a CPU pod placed elsewhere (an MPI launcher)
-                found.append((obj, template))
-    return found
-
-
 def _with_platform(config: StackConfig, pool: Pool) -> Pool:
     """The pool with what the platform adds: its network topology, its training runtimes and where its images
     come from."""
@@ -345,57 +248,11 @@ def _volcano_topologies(config: StackConfig, pools: dict[str, Pool]) -> list[Iss
     ]
 
 
-def resolve_file(path: str | Path) -> Stack:
-    """The validated stack of a stack file; errors name the file and line."""
-    path = Path(path)
-    raw, lines = read_stack_file(path)
-    return resolve_raw(raw, source=str(path), lines=lines, base_dir=path.parent)
-
-
-def resolve_raw(
-    raw: Mapping[str, Any],
-    *,
-    source: str | None = None,
-    lines: Mapping[str, int] | None = None,
-    base_dir: Path | None = None,
-    secure: Collection[str] = (),
-    deployed: launchers.Deployed | None = None,
-) -> Stack:
-    """The validated stack of raw config keys; errors name `source` and the line when given. `secure`: config paths
-    the stack file gives as Pulumi secrets where `raw` holds them decrypted (a Pulumi program's config).
-    `deployed`: what the stack's last deployment made (a Pulumi program reads it from the stack's outputs)."""
-    # Lines that parse_stack adds (job files) stay here; `lines` itself is read only when an error needs a line.
-    lines = ChainMap({}, lines) if lines is not None else {}
-    config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
-    try:
-        stack = resolve(config, {*sealing.secure_keys(raw), *secure}, deployed)
-        # What `check` blocks as mandatory, refused here: where a stack file becomes a stack (render, check, simulate,
-        # the Pulumi program), not on every resolve of a stack made in code (a tenth of a second a stack).
-        found = mandatory.issues(stack)
-        if found:
-            raise ConfigError(found)
-    except ConfigError as exc:
-        raise (exc.located(source, lines) if source else exc) from None
-    return stack
-
-
-def namespaces(config: StackConfig) -> tuple[str, ...]:
-    """Every namespace the stack declares or uses, in first-use order."""
-    names = [n.name for n in config.namespaces]
-    names += [n.namespace for n in config.all_networks]
-    names += [v.namespace for v in config.storage.volumes]
-    names += [j.namespace for j in config.jobs]
-    names += [a.namespace for a in config.service_accounts]
-    for queue in config.scheduler.queues:
-        names += queue.namespaces
-    return tuple(dict.fromkeys(names))
-
-
 def _demand(config: StackConfig) -> dict[str, int]:
     """The most nodes any job asks of each pool: what a pool without maxNodes is sized to."""
     most: dict[str, int] = {}
     for job in config.jobs:
-        name = _pool_name(config, job)
+        name = pool_name(config, job)
         if name is not None:
             most[name] = max(most.get(name, 0), job.most_nodes)
     return most
@@ -403,129 +260,6 @@ def _demand(config: StackConfig) -> dict[str, int]:
 
 SIZED_BY_JOBS = ("jobs[*].nodePool", "jobs[*].nodes", "nodePools[*].name")
 """What a pool without maxNodes is sized from: the jobs that name it (_demand)."""
-
-
-def _pool_name(config: StackConfig, job: TrainingJobSpec) -> str | None:
-    if job.node_pool:
-        return job.node_pool
-    return config.node_pools[0].name if len(config.node_pools) == 1 else None
-
-
-def default_queue(config: StackConfig) -> str | None:
-    """The queue of jobs that name none: the first declared."""
-    return config.scheduler.queues[0].name if config.scheduler.queues else None
-
-
-def _job_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Issue]:
-    """What stops a job other than its fit on the pool: the pool, operator, queue and claims it names."""
-    issues: list[Issue] = []
-    declared = list(dict.fromkeys(p.name for p in config.node_pools))
-    name = _pool_name(config, job)
-    if name is None:
-        issues.append(
-            Issue(
-                f"{path}.nodePool",
-                f"is required when the stack has {len(config.node_pools)} pools; "
-                f"choose one of: {', '.join(declared) or 'none declared'}",
-                after=("nodePools[*].name",),  # two pools of one name are one mistake, stated there
-            )
-        )
-    elif name not in declared:
-        issues.append(
-            Issue(
-                f"{path}.nodePool",
-                f"pool '{name}' is not declared in nodePools; {did_you_mean(name, declared)}declared: "
-                f"{', '.join(declared) or 'none'}",
-            )
-        )
-
-    operator = _OPERATOR.get(job.launcher)
-    if operator is not None:
-        key, what = operator
-        enabled = {
-            "trainingOperator.enabled": config.training_operator.enabled,
-            "trainingOperator.mpi": config.training_operator.mpi,
-            "trainer.enabled": config.trainer.enabled,
-        }[key]
-        if not enabled:
-            issues.append(
-                Issue(
-                    f"{path}.launcher",
-                    f"the {job.launcher} launcher needs {what}, which is disabled: set {key}: true "
-                    "or use the indexed launcher",
-                )
-            )
-
-    scheduler = config.scheduler
-    queues = [q.name for q in scheduler.queues]
-    if job.scheduler.queue and scheduler.type == "none":
-        issues.append(Issue(f"{path}.scheduler.queue", "the stack has no gang scheduler (scheduler.type: none)"))
-    elif job.scheduler.queue and job.scheduler.queue not in queues:
-        issues.append(
-            Issue(
-                f"{path}.scheduler.queue",
-                f"queue '{job.scheduler.queue}' is not declared in scheduler.queues "
-                f"(declared: {', '.join(queues) or 'none'})",
-            )
-        )
-    elif scheduler.type == "kueue" and not queues:
-        issues.append(Issue("scheduler.queues", "Kueue admits jobs through queues: declare at least one"))
-
-    claims = {(v.namespace, v.name): v for v in config.storage.volumes}
-    for position, mount in enumerate(job.volumes):
-        volume = claims.get((job.namespace, mount.claim))
-        if volume is not None and volume.access_mode == "ReadOnlyMany" and not mount.read_only:
-            issues.append(
-                Issue(
-                    f"{path}.volumes[{position}].readOnly",
-                    f"claim '{mount.claim}' is ReadOnlyMany: mount it with readOnly: true",
-                )
-            )
-        if volume is None:
-            issues.append(
-                Issue(
-                    f"{path}.volumes[{position}].claim",
-                    f"claim '{mount.claim}' is not declared in storage.volumes of namespace '{job.namespace}'",
-                )
-            )
-    issues += _checkpoint_issues(config, job, path)
-    return issues
-
-
-def _checkpoint_issues(config: StackConfig, job: TrainingJobSpec, path: str) -> list[Issue]:
-    """The checkpoint claim is declared, and a volume checkpoints can be written to and rotated on."""
-    if job.checkpoint is None:
-        return []
-    where = f"{path}.checkpoint.claim"
-    claim = job.checkpoint.claim
-    volumes = config.storage.volumes
-    index = next((i for i, v in enumerate(volumes) if (v.namespace, v.name) == (job.namespace, claim)), None)
-    if index is None:
-        listed = any(m.claim == claim for m in job.volumes)  # reported at volumes[...] already
-        message = f"claim '{claim}' is not declared in storage.volumes of namespace '{job.namespace}'"
-        return [] if listed else [Issue(where, message)]
-    volume = volumes[index]
-    if volume.access_mode == "ReadOnlyMany":
-        return [Issue(where, f"claim '{claim}' is ReadOnlyMany (storage.volumes[{index}]); checkpoints are written")]
-    if volume.access_mode == "ReadWriteOnce" and job.most_nodes > 1:
-        # The checkpoint-rwx rule's verdict, given at the config line rather than by `check` afterwards.
-        return [
-            Issue(
-                where,
-                f"claim '{claim}' is ReadWriteOnce (storage.volumes[{index}].accessMode), mounted on one node at a "
-                f"time, and each of the job's {job.most_nodes} nodes writes checkpoints: make it ReadWriteMany",
-            )
-        ]
-    if volume.object_use == "data" and volume.mount_options is None:
-        return [
-            Issue(
-                where,
-                f"claim '{claim}' is a data volume (storage.volumes[{index}] use: data): its mount keeps metadata "
-                "for its life and cannot delete or overwrite files, as checkpoint rotation needs; set use: "
-                "checkpoints there, or name another claim",
-            )
-        ]
-    return []
 
 
 _PROVIDER_OF_BACKEND = {"s3": "aws", "efs": "aws", "fsx-lustre": "aws", "gcs": "gcp", "managed-lustre": "gcp"}
@@ -558,75 +292,6 @@ def _storage_providers(config: StackConfig) -> list[Issue]:
     return issues
 
 
-def _managed_lustre(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
-    """A managed-lustre volume has a zone in the cluster's region, distinct file system names, and a GKE version whose
-    nodes mount Managed Lustre on its own port."""
-    cluster = config.cluster
-    volumes = [(i, v) for i, v in enumerate(config.storage.volumes) if v.backend == "managed-lustre"]
-    if not isinstance(cluster, GcpClusterSpec) or not volumes:
-        return []
-    issues: list[Issue] = []
-    if not gke_at_least(cluster.kubernetes_version, MANAGED_LUSTRE_GKE_VERSION):
-        issues.append(
-            Issue(
-                "cluster.kubernetesVersion",
-                f"managed-lustre volumes (storage.volumes[{volumes[0][0]}]) need GKE nodes of "
-                f"{MANAGED_LUSTRE_GKE_VERSION} or later, which mount Managed Lustre on its own port: use 1.33 or later",
-            )
-        )
-    default = first_zone(pools.values(), cluster.zone)
-    names: dict[str, int] = {}
-    for index, volume in volumes:
-        path = f"storage.volumes[{index}]"
-        named_zone = filesystems.named_instance(volume.file_system_id)[1] if volume.file_system_id else None
-        stated = named_zone or volume.zone
-        if stated is None and default is None:
-            issues.append(
-                Issue(
-                    f"{path}.zone",
-                    "a Managed Lustre instance lives in one zone, and no GPU pool names one (the cluster is regional): "
-                    "set `zone` to the zone of the GPU nodes that mount it",
-                )
-            )
-        elif stated is not None and not stated.startswith(f"{cluster.region}-"):
-            # A pool's zone outside the region is the pool's error (nodePools[i].zone).
-            where = f"{path}.fileSystemId" if named_zone else f"{path}.zone"
-            issues.append(Issue(where, f"zone '{stated}' is not in the cluster's region '{cluster.region}'"))
-        if volume.file_system_id is None:
-            fsname = volume.lustre_filesystem
-            if fsname in names:
-                issues.append(
-                    Issue(
-                        f"{path}.filesystem",
-                        f"file system name '{fsname}' is storage.volumes[{names[fsname]}]'s too: a node cannot mount "
-                        "two Managed Lustre file systems of one name (the CSI driver refuses the second); set "
-                        "`filesystem` to another name of 1-8 letters and digits",
-                    )
-                )
-            names.setdefault(fsname, index)
-    return issues
-
-
-def _autoscaler_release(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
-    """A node group pool that scales needs a Cluster Autoscaler released for the cluster's minor."""
-    cluster = config.cluster
-    scaling = [p for p in pools.values() if p.autoscaled]
-    if (
-        not isinstance(cluster, AwsClusterSpec)
-        or not scaling
-        or cluster.kubernetes_version in CLUSTER_AUTOSCALER_IMAGES
-    ):
-        return []
-    return [
-        Issue(
-            "cluster.kubernetesVersion",
-            f"pool '{scaling[0].name}' is scaled by the Cluster Autoscaler, which has no release pinned for "
-            f"{cluster.kubernetes_version} (pinned: {', '.join(CLUSTER_AUTOSCALER_IMAGES)}); use one of those, "
-            "or let Karpenter provision the pool (minNodes: 0)",
-        )
-    ]
-
-
 def _queued_provisioning(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
     """A pool provisioned through ProvisioningRequests needs Kueue, whose admission check makes them, and on EKS a
     Cluster Autoscaler that serves them."""
@@ -657,22 +322,6 @@ def _queued_provisioning(config: StackConfig, pools: dict[str, Pool]) -> list[Is
             )
         )
     return issues
-
-
-def _gke_gpu_operator(config: StackConfig) -> list[Issue]:
-    """GKE installs its own driver and device plugin on pools with managed drivers; the GPU Operator
-    would run a second device plugin there."""
-    if config.cluster.provider != "gcp" or not config.gpu_operator.enabled:
-        return []
-    return [
-        Issue(
-            f"nodePools[{i}].gpuDriverVersion",
-            "GKE installs the driver and device plugin of this pool, and gpuOperator.enabled would add a second: "
-            "set gpuDriverVersion: INSTALLATION_DISABLED, or leave gpuOperator.enabled unset on GKE",
-        )
-        for i, pool in enumerate(config.node_pools)
-        if pool.gpu_driver_version != "INSTALLATION_DISABLED"
-    ]
 
 
 def _gpu_operator_settings(config: StackConfig, pools: Mapping[str, Pool]) -> list[Issue]:
@@ -710,46 +359,6 @@ def _gpu_operator_settings(config: StackConfig, pools: Mapping[str, Pool]) -> li
             )
         ]
     return []
-
-
-def _gke_roce_zone(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:
-    """The RoCE VPC of GKE rdma pools has a zonal network profile, and the cluster makes one: every pool
-    attaching it lives in one zone, the same for all (GKE makes the networks of DRANET pools itself)."""
-    cluster = config.cluster
-    if not isinstance(cluster, GcpClusterSpec):
-        return []
-    issues: list[Issue] = []
-    first: tuple[str, str] | None = None
-    attaching = {p.name for p in roce_pools(pools.values())}
-    for index, spec in enumerate(config.node_pools):
-        pool = pools.get(spec.name)
-        if pool is None or pool.name not in attaching:
-            continue
-        zone = pool_zone(pool, cluster.zone)
-        if zone is None:
-            issues.append(
-                Issue(
-                    f"nodePools[{index}].zone",
-                    f"pool '{pool.name}' runs rdma over a RoCE VPC, whose network profile is zonal: "
-                    + (
-                        "set `zone` or make the cluster zonal (cluster.zone)"
-                        if pool.roce_metal
-                        else "set `zone`, make the cluster zonal (cluster.zone), or let GKE make the networks "
-                        "(acceleratorNetworkProfile: auto)"
-                    ),
-                )
-            )
-        elif first is None:
-            first = (pool.name, zone)
-        elif zone != first[1]:
-            issues.append(
-                Issue(
-                    f"nodePools[{index}].zone",
-                    f"the cluster's rdma pools share one RoCE VPC, which is zonal: put pool '{pool.name}' in "
-                    f"{first[1]} with pool '{first[0]}', or use fabric tcp",
-                )
-            )
-    return issues
 
 
 def _queues(config: StackConfig) -> list[Issue]:

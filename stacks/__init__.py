@@ -16,8 +16,9 @@ from components.errors import ConfigError
 from components.kubernetes.objects import as_pulumi_error
 from components.models import CONFIG_NAMESPACE, StackConfig
 from components.platform import Platform
+from components.resolution import resolve_raw
 from components.sealing import seal_jobs, secure_keys
-from components.validation import Stack, resolve_raw
+from components.stack import Stack
 
 
 def load() -> Stack:

@@ -18,10 +18,11 @@ from components.manifests import trainingjob
 from components.manifests.plan import plan
 from components.manifests.trainingruntime import runtime_names
 from components.models import NetworkConfig, NodePoolSpec
+from components.podfit import pods_fit
 from components.pool import POOL_LABEL, Pool, resolve_pools
 from components.render import render
+from components.resolution import resolve_file
 from components.rules.pods import templates
-from components.validation import pods_fit, resolve_file
 from tests.support.factories import ROCE_NETWORK, job, pool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,7 +90,7 @@ def test_every_pod_of_every_stack_requests_only_what_its_pools_nodes_advertise(t
 
 
 def _subject(obj: dict[str, Any]) -> Any:
-    from components.rules.rule import Subject
+    from components.rules.subject import Subject
 
     return Subject(key=f"{obj['kind']}/{obj['metadata']['name']}", kind=obj["kind"], data=obj)
 

@@ -14,9 +14,9 @@ import yaml
 
 from components.cli import main
 from components.render import render
+from components.resolution import resolve_file
 from components.rules.pods import templates
 from components.rules.rule import PRIVILEGED_NAMESPACES
-from components.validation import resolve_file
 from tests.rules.corpus import bad_objects
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import yaml
 
 from components.config import load_stack_file, parse_job, parse_stack
 from components.errors import ConfigError
-from components.validation import resolve, resolve_file
+from components.resolution import resolve, resolve_file
 
 BASE: dict[str, Any] = {
     "cluster": {"provider": "existing", "name": "train-dev"},

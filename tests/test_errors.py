@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components.errors import ConfigError, Issue, without_echoes
-from components.validation import resolve_file
+from components.resolution import resolve_file
 
 HEAD = """config:
   gpu-training:cluster: {provider: aws, name: train, region: us-east-1}

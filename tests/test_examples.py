@@ -14,7 +14,7 @@ import yaml
 import stacks
 from components.kubernetes.objects import StackConfigError
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
 from tests.support.schemas import assert_valid
 from tests.support.workers import worker_spec, workload

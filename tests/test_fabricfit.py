@@ -96,7 +96,7 @@ def test_infiniband_on_an_efa_machine_names_the_fabric_key_the_machine_and_the_f
         "    - {name: h100, instanceType: p5.48xlarge, fabric: infiniband, maxNodes: 2, nodeSelector: {a: b}}\n"
     )
     from components.errors import ConfigError
-    from components.validation import resolve_file
+    from components.resolution import resolve_file
 
     with pytest.raises(ConfigError) as caught:
         resolve_file(path)

@@ -16,7 +16,7 @@ from components.config import parse_stack
 from components.errors import ConfigError
 from components.gcp import kubernetes_versions as gke
 from components.gcp import regions as gcp_regions
-from components.validation import resolve, resolve_file
+from components.resolution import resolve, resolve_file
 
 AWS: dict[str, Any] = {"provider": "aws", "name": "t", "region": "us-east-1"}
 GCP: dict[str, Any] = {"provider": "gcp", "name": "t", "project": "ml-project", "region": "us-central1"}

@@ -19,7 +19,7 @@ from components.manifests.serviceaccount import service_account
 from components.models import GcpClusterSpec, StackConfig
 from components.models.identity import ServiceAccountSpec
 from components.render import render
-from components.validation import resolve, resolve_raw
+from components.resolution import resolve, resolve_raw
 
 REPO = Path(__file__).resolve().parents[1]
 GKE = {"provider": "gcp", "name": "train", "project": "ml-prod", "region": "us-central1"}

@@ -18,7 +18,7 @@ from components.addons.operators import PYTORCH_INIT_IMAGE, training_operator_pa
 from components.manifests.fabriccheck import TEMPLATE_KEY
 from components.models import ImagesSpec
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.addons.test_values_keys import chart_keys, unknown
 from tests.support.stacks import STACK_FILES
 

@@ -17,7 +17,7 @@ from components.config import parse_stack
 from components.errors import ConfigError
 from components.launchers import Deployed
 from components.render import render
-from components.validation import resolve
+from components.resolution import resolve
 from tests.support.pulumi_mocks import RecordingMonitor, use_stack
 from tests.test_config import BASE, stack
 

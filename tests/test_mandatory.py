@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from components.errors import ConfigError
+from components.resolution import resolve_file
 from components.rules import RULES
-from components.validation import resolve_file
 from tests.support.refusals import refusal, write_stack
 from tests.test_config import stack
 

@@ -18,7 +18,7 @@ from components.errors import ConfigError
 from components.manifests import platform
 from components.manifests.pod import tolerates, tolerations
 from components.models.nodepool import Taint
-from components.validation import resolve_file
+from components.resolution import resolve_file
 
 REPO = Path(__file__).resolve().parents[1]
 STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")])

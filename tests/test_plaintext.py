@@ -21,8 +21,8 @@ from components.kubernetes.objects import StackConfigError
 from components.models.envsource import Sealed
 from components.plaintext import issues, warnings
 from components.render import render
+from components.resolution import resolve_file
 from components.sealing import secure_keys
-from components.validation import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor
 from tests.test_credentials import ORDINARY_NAMES, TOKENS
 

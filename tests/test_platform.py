@@ -11,7 +11,7 @@ import yaml
 from components import Platform
 from components.config import parse_stack
 from components.kubernetes.objects import StackConfigError
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, built_inputs, resolved, run
 
 REPO = Path(__file__).resolve().parents[1]

@@ -320,7 +320,7 @@ def test_a_machine_the_catalog_does_not_know_gives_no_default_requests() -> None
 
 def test_a_pool_without_max_nodes_is_sized_to_the_most_any_job_asks_of_it() -> None:
     from components.config import parse_stack
-    from components.validation import resolve as resolve_stack
+    from components.resolution import resolve as resolve_stack
 
     job = {"image": "registry.example.com/t:v1", "command": ["train.py"], "nodePool": "busy"}
     stack = resolve_stack(
@@ -392,7 +392,7 @@ def test_the_summary_says_how_each_pool_scales() -> None:
 def test_a_scaling_node_group_needs_an_autoscaler_release_for_the_clusters_minor() -> None:
     from components.config import parse_stack
     from components.errors import ConfigError
-    from components.validation import resolve as resolve_stack
+    from components.resolution import resolve as resolve_stack
 
     cluster = {"provider": "aws", "name": "c", "region": "us-east-1", "kubernetesVersion": "1.36"}
     with pytest.raises(ConfigError, match=r"Cluster Autoscaler, which has no release pinned for 1\.36"):
@@ -650,7 +650,7 @@ def test_the_autoscaler_ignores_the_node_check_taint_when_it_sizes_a_node_group(
     from components.addons import autoscaler
     from components.config import parse_stack
     from components.models.nodepool import STARTUP_TAINT_PREFIX
-    from components.validation import resolve as resolve_stack
+    from components.resolution import resolve as resolve_stack
 
     cluster = {"provider": "aws", "name": "c", "region": "us-east-1"}
     checked = resolve_stack(parse_stack({"cluster": cluster, "nodePools": [{**P5, "minNodes": 1}]}))

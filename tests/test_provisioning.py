@@ -13,7 +13,8 @@ from components.config import parse_stack
 from components.errors import ConfigError
 from components.models import NodePoolSpec
 from components.render import render
-from components.validation import Stack, resolve
+from components.resolution import resolve
+from components.stack import Stack
 
 GKE: dict[str, Any] = {"provider": "gcp", "name": "train", "project": "my-project", "region": "us-central1"}
 EKS: dict[str, Any] = {"provider": "aws", "name": "train", "region": "us-east-1"}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import stacks
 from components import quantity
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
 from tests.support.schemas import apply_hazards
 from tests.test_examples import deploy_workloads

@@ -11,7 +11,7 @@ import pytest
 
 from components.config import parse_stack
 from components.errors import ConfigError
-from components.validation import resolve
+from components.resolution import resolve
 from tests.support.refusals import refusal
 from tests.test_config import BASE, stack
 

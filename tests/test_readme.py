@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from components.cli.check import review
 from components.models import StackConfig
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.support.workers import worker_spec
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from components.fabric import min_nccl, profile
 from components.fabriccheck import home_namespace
 from components.manifests import fabriccheck
 from components.render import ELSEWHERE, ELSEWHERE_NOTE, MARKER, render, write
-from components.validation import resolve_file, resolve_raw
+from components.resolution import resolve_file, resolve_raw
 
 REPO = Path(__file__).resolve().parents[1]
 

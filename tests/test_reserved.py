@@ -11,7 +11,7 @@ from components.addons.plan import plan as addon_plan
 from components.config import parse_stack
 from components.errors import ConfigError
 from components.reserved import addon_namespaces
-from components.validation import resolve
+from components.resolution import resolve
 from tests.support.refusals import refusal
 from tests.test_config import BASE, stack
 

@@ -26,7 +26,7 @@ from components.config import parse_stack
 from components.errors import ConfigError
 from components.models.job import nccl_env_name
 from components.render import Rendered, render
-from components.validation import resolve
+from components.resolution import resolve
 from tests.support.schemas import assert_valid
 
 GPU = "nvidia.com/gpu"

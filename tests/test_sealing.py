@@ -17,8 +17,8 @@ from components.errors import ConfigError
 from components.kubernetes.objects import StackConfigError
 from components.models.envsource import Sealed
 from components.render import render, write
+from components.resolution import resolve_file
 from components.sealing import misplaced, seal_jobs, secure_paths
-from components.validation import resolve_file
 from tests.support.pulumi_mocks import SECRET_SIG, RecordingMonitor, exported, run, use_stack
 
 TOKEN = "hf_stackSecretValue0123456789abcdef"

@@ -21,11 +21,11 @@ from components import rules
 from components.config import load_stack_file, parse_stack
 from components.manifests import trainingjob
 from components.manifests.fabriccheck import CHECK_LABEL
-from components.nodecheck import NAMESPACE
 from components.render import Rendered, render
+from components.resolution import resolve
 from components.rules.rule import Settings
 from components.rules.subjects import from_objects, from_pools
-from components.validation import resolve
+from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 from tests.support.schemas import assert_valid, errors
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"

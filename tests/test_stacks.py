@@ -12,8 +12,8 @@ import stacks
 from components.kubernetes.objects import StackConfigError
 from components.models.cluster import DEFAULT_KUBERNETES_VERSION, STANDARD_SUPPORT_AS_OF, STANDARD_SUPPORT_ENDS
 from components.render import render
+from components.resolution import resolve_file
 from components.rules.podtemplate import PodTemplate
-from components.validation import resolve_file
 from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
 from tests.support.workers import worker_pod
 

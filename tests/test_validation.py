@@ -14,7 +14,7 @@ from components.errors import ConfigError
 from components.kubernetes.objects import StackConfigError
 from components.kubernetes.trainingjob import TrainingJob
 from components.manifests import pod
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.support.factories import job, pool
 from tests.support.pulumi_mocks import RecordingMonitor, run, use_stack
 from tests.support.stacks import STACK_FILES
@@ -99,7 +99,7 @@ P5 = [{"name": "p5", "instanceType": "p5.48xlarge", "zone": "us-east-1a"}]
 
 
 def _stack_issues(config: dict[str, Any]) -> list[tuple[str, str]]:
-    from components.validation import resolve_raw
+    from components.resolution import resolve_raw
 
     with pytest.raises(ConfigError) as caught:
         resolve_raw(config)
@@ -221,7 +221,7 @@ def test_checkpoints_on_a_data_bucket_are_refused_naming_the_volumes_use() -> No
         )
     ]
     own_options = [{"name": "ckpt", "backend": "s3", "use": "data", "mountOptions": ["allow-delete"]}]
-    from components.validation import resolve_raw
+    from components.resolution import resolve_raw
 
     assert resolve_raw(_training(own_options, {"claim": "ckpt"})).jobs, "own options are the checkpoint-path rule's"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from components import yamlio
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 
 REPO = Path(__file__).resolve().parents[1]
 STACKS = sorted(REPO.glob("Pulumi.*.yaml"))

@@ -8,12 +8,12 @@ from components.addons.install import HelmRelease, RemoteInstall
 from components.models import AwsClusterSpec
 from components.models.nodepool import STARTUP_TAINT_PREFIX
 from components.pool import Pool
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGES
 from components.versions import provisioning_request_crd as provisioning_request_crd_remote
+from components.wellknown import SYSTEM_NAMESPACE as NAMESPACE
 
 NAME = "cluster-autoscaler"
-NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 
 

@@ -13,11 +13,11 @@ from components.addons import gpu_operator
 from components.addons.install import HelmRelease
 from components.manifests.pod import tolerations
 from components.pool import Pool, taints_of
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import DRA_DRIVER
+from components.wellknown import DRA_DRIVER_NAMESPACE as NAMESPACE
 
 NAME = "nvidia-dra-driver-gpu"
-NAMESPACE = "nvidia-dra-driver-gpu"
 # Where the kubelet plugin finds the driver's libraries and tools: the GPU Operator's containerized driver, GKE's
 # managed driver, or the host's own (EKS accelerated AMI, hosts that bring theirs). NVIDIA's DRA driver install
 # guide (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-intro-install.html) and its GKE notes.

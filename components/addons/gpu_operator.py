@@ -13,11 +13,11 @@ from components.nodecheck import GKE_DRIVER_DIR
 from components.observability import dcgm
 from components.observability import pack as observability
 from components.pool import taints_of
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import GPU_OPERATOR
+from components.wellknown import GPU_OPERATOR_NAMESPACE as NAMESPACE
 
 NAME = "gpu-operator"
-NAMESPACE = "gpu-operator"
 RdmaMode = Literal["dmabuf", "peermem"]
 DCGM: dict[str, Any] = {"enabled": True, "hostNetwork": True}
 """One DCGM host engine per node: the operator's standalone DCGM on the host's network, which its exporter

@@ -14,9 +14,9 @@ from typing import Any
 from components import gpudirect, versions
 from components.models.nodepool import GPUDIRECT_FABRICS
 from components.pool import POOL_LABEL, Pool
-from components.validation import Stack
+from components.stack import Stack
+from components.wellknown import SYSTEM_NAMESPACE as NAMESPACE
 
-NAMESPACE = "kube-system"
 GROUP = "networking.gke.io"
 API_VERSION = f"{GROUP}/v1"
 INSTALLERS = {"tcpx": "nccl-tcpx-installer", "tcpxo": "nccl-tcpxo-installer", "rdma": "nccl-rdma-installer"}

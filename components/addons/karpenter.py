@@ -17,11 +17,11 @@ from components.manifests.pod import GPU_RESOURCE
 from components.models import AwsClusterSpec, NodePoolSpec
 from components.models.nodepool import Taint
 from components.pool import Pool, taints_of
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import KARPENTER
+from components.wellknown import SYSTEM_NAMESPACE as NAMESPACE
 
 NAME = "karpenter"
-NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 """The tag on the cluster's security group and a new VPC's private subnets that node classes select."""

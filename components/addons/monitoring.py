@@ -12,7 +12,7 @@ from typing import Any
 from components.addons.install import HelmRelease
 from components.observability import pods
 from components.observability.pack import Pack
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import KUBE_PROMETHEUS_STACK
 
 NAME = "kube-prometheus-stack"

@@ -13,7 +13,7 @@ from components.manifests.meta import metadata
 from components.manifests.pod import tolerations
 from components.models.network import plugin_interfaces
 from components.pool import taints_of
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import (
     AWS_DRANET,
     EFA_DEVICE_PLUGIN,
@@ -25,16 +25,15 @@ from components.versions import (
     WHEREABOUTS,
     WHEREABOUTS_IMAGE,
 )
+from components.wellknown import EFA_DRA_INSTALL as EFA_DRA_NAME
+from components.wellknown import EFA_INSTALL as EFA_NAME
+from components.wellknown import MULTUS_INSTALL as MULTUS_NAME
+from components.wellknown import NETWORK_OPERATOR_INSTALL as NETWORK_OPERATOR_NAME
+from components.wellknown import NETWORK_OPERATOR_NAMESPACE, SRIOV_NAMESPACE
+from components.wellknown import SRIOV_INSTALL as SRIOV_NAME
+from components.wellknown import WHEREABOUTS_INSTALL as WHEREABOUTS_NAME
 
 Patch = Callable[[dict[str, Any]], dict[str, Any] | None]
-MULTUS_NAME = "multus"
-WHEREABOUTS_NAME = "whereabouts"
-NETWORK_OPERATOR_NAME = "network-operator"
-NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
-SRIOV_NAME = "sriov-network-operator"
-SRIOV_NAMESPACE = "sriov-network-operator"
-EFA_NAME = "aws-efa-k8s-device-plugin"
-EFA_DRA_NAME = "aws-dranet"
 MELLANOX_REPOSITORY = "nvcr.io/nvidia/mellanox"
 NIC_CLUSTER_POLICY = "nic-cluster-policy"  # the only name the Network Operator acts on
 MELLANOX_VENDOR = "15b3"

@@ -11,11 +11,11 @@ from typing import Any
 from components import repair
 from components.addons import gpu_operator
 from components.addons.install import HelmRelease
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import NVSENTINEL
+from components.wellknown import NVSENTINEL_NAMESPACE as NAMESPACE
 
 NAME = "nvsentinel"
-NAMESPACE = "nvsentinel"
 EVICTION = "Immediate"
 """How node-drainer moves a training pod off a faulty node: through the Eviction API, so the pod gets the
 DisruptionTarget condition that Job pod failure policies, JobSet and the Training Operator read as a disruption,

@@ -7,12 +7,11 @@ from typing import Any
 from components.addons.install import RemoteInstall
 from components.addons.scheduler import VOLCANO_NAME
 from components.images import rewrite
-from components.launchers import MPI_OPERATOR_INSTALL, TRAINING_OPERATOR_INSTALL
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import MPI_OPERATOR, TRAINING_OPERATOR
+from components.wellknown import MPI_OPERATOR_INSTALL as MPI_NAME
+from components.wellknown import TRAINING_OPERATOR_INSTALL as TRAINING_NAME
 
-TRAINING_NAME = TRAINING_OPERATOR_INSTALL
-MPI_NAME = MPI_OPERATOR_INSTALL
 # The Training Operator v1 serves MPIJob v1 under the same CRD name (mpijobs.kubeflow.org) as the
 # MPI Operator's v2beta1; only one of them may own it.
 MPIJOB_CRD = "mpijobs.kubeflow.org"

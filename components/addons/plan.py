@@ -25,7 +25,7 @@ from components.addons.network import Patch
 from components.images import mirror_objects
 from components.observability import objects as observability
 from components.observability import pack as packs
-from components.validation import Stack
+from components.stack import Stack
 
 # The install whose CRDs (or webhooks) an API group's objects need.
 _GROUP_OWNERS = {

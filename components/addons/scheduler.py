@@ -15,14 +15,12 @@ from components.manifests.meta import metadata
 from components.manifests.queues import device_class_mappings
 from components.observability import pack as observability
 from components.pool import Pool
+from components.stack import Stack
 from components.topology import Topology
-from components.validation import Stack
 from components.versions import KUEUE, VOLCANO
-
-VOLCANO_NAME = "volcano"
-KUEUE_NAME = "kueue"
-VOLCANO_NAMESPACE = "volcano-system"
-KUEUE_NAMESPACE = "kueue-system"
+from components.wellknown import KUEUE_INSTALL as KUEUE_NAME
+from components.wellknown import KUEUE_NAMESPACE, VOLCANO_NAMESPACE
+from components.wellknown import VOLCANO_INSTALL as VOLCANO_NAME
 
 # Volcano's scheduler configuration. The chart's default (volcano-sh/volcano v1.15.1,
 # installer/helm/chart/volcano/config/volcano-scheduler.conf) runs "enqueue, allocate, backfill": no

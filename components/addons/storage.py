@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.addons.install import HelmRelease
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import EFS_CSI_DRIVER, FSX_CSI_DRIVER, NFS_CSI_DRIVER
 
 EFS_NAME = "aws-efs-csi-driver"

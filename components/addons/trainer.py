@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from components.addons.install import HelmRelease
 from components.addons.scheduler import VOLCANO_NAME
-from components.launchers import TRAINER_INSTALL
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import TRAINER
-
-NAME = TRAINER_INSTALL
-NAMESPACE = "kubeflow-system"
+from components.wellknown import TRAINER_INSTALL as NAME
+from components.wellknown import TRAINER_NAMESPACE as NAMESPACE
 
 
 def release(stack: Stack) -> HelmRelease | None:

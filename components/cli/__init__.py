@@ -14,8 +14,8 @@ from pathlib import Path
 from components.errors import ConfigError
 from components.release import version
 from components.render import render, write
+from components.resolution import resolve_file
 from components.rules.rule import CLUSTERS
-from components.validation import resolve_file
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,14 +16,15 @@ import yaml
 from components import repair, yamlio, yamlstrict
 from components.errors import ConfigError
 from components.render import render
+from components.resolution import resolve_file
 from components.rules import Finding, run
 from components.rules.config import settings
 from components.rules.documents import load
 from components.rules.kinds import kind_of
 from components.rules.pods import templates
-from components.rules.rule import CLUSTER_OF_PROVIDER, Subject
+from components.rules.rule import CLUSTER_OF_PROVIDER
+from components.rules.subject import Subject
 from components.rules.subjects import from_objects, from_pools, object_key
-from components.validation import resolve_file
 
 INSTALL_FOLDERS = ("helm", "remote")
 """Folders of render output that describe installs (Helm releases, remote manifests), not objects."""

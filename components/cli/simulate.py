@@ -12,9 +12,9 @@ from types import FrameType
 from typing import NoReturn
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import apply, controlplane, engines, simulation
 from components.simulate.report import Report
-from components.validation import resolve_file
 
 OK, NOT_SCHEDULED, USAGE = 0, 1, 2
 

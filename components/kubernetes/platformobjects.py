@@ -13,7 +13,7 @@ from components.manifests import platform
 from components.manifests.meta import key
 from components.manifests.plan import JobPlan
 from components.manifests.references import references
-from components.validation import Stack
+from components.stack import Stack
 
 TOKEN = "gpu-training:index:PlatformObjects"
 # Kinds that hold or lead to data: deleting them from the stack must never delete the data.

@@ -19,8 +19,8 @@ from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.models.envsource import SECRET_WAYS, Sealed
 from components.models.job import TrainingJobSpec
 from components.models.storage import VolumeSpec
+from components.podfit import pods_fit
 from components.pool import Pool
-from components.validation import pods_fit
 
 TOKEN = "gpu-training:index:TrainingJob"
 

@@ -16,13 +16,13 @@ from components.nodecheck import (
     GKE_DRIVER_DIR,
     KUBECTL_IMAGE,
     LEGACY_TAINT,
-    NAMESPACE,
     NVLINK_SIZES,
     RESULT_LABEL,
     RUNTIME_CLASS,
     STARTUP_TAINT,
     NodeCheck,
 )
+from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 
 SERVICE_ACCOUNT = "node-check"
 ROLE = "gpu-training-node-check"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.images import mirror_objects
 from components.manifests import nodecheck
@@ -21,7 +21,10 @@ from components.manifests.queues import (
 from components.manifests.serviceaccount import service_accounts
 from components.manifests.storage import bucket_volume, persistent_volume_claim, storage_class
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes
-from components.validation import Stack
+from components.wellknown import NODE_CHECK_NAMESPACE
+
+if TYPE_CHECKING:
+    from components.stack import Stack
 
 
 def namespaces(stack: Stack) -> list[dict[str, Any]]:
@@ -71,7 +74,7 @@ def queues(stack: Stack) -> list[dict[str, Any]]:
 def queued_namespaces(stack: Stack) -> list[str]:
     """Where a queue with no namespaces of its own gets a LocalQueue: every namespace the stack uses but the node
     check's, whose DaemonSet pods no queue admits."""
-    return [name for name in stack.namespaces if name != nodecheck.NAMESPACE]
+    return [name for name in stack.namespaces if name != NODE_CHECK_NAMESPACE]
 
 
 def runtimes(stack: Stack) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from components.aws import kubernetes_versions as eks
 from components.aws import regions as aws_regions
 from components.gcp import kubernetes_versions as gke
 from components.gcp import regions as gcp_regions
+from components.gcp.subnets import check_cidr
 from components.models.base import Count, DnsLabel, Spec, at
 
 
@@ -155,9 +156,6 @@ class GpuNetworksSpec(Spec):
     @field_validator("cidr")
     @classmethod
     def _cidr(cls, value: str) -> str:
-        # Imported here: gpudirect imports the pool model, which imports this package.
-        from components.gpudirect import check_cidr
-
         problem = check_cidr(value)
         if problem is not None:
             raise ValueError(problem)

@@ -22,7 +22,7 @@ from components.nodecheck import FAILED_TAINT, RESULT_LABEL, STARTUP_TAINT
 from components.observability import dcgm, metrics, pods
 from components.observability.metrics import Metric
 from components.observability.pack import RULE_NAME, Pack
-from components.validation import Stack
+from components.stack import Stack
 
 Severity = Literal["critical", "warning"]
 Fault = Literal["xid", "memory", "nvlink", "bus", "thermal", "idle"]

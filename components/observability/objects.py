@@ -6,7 +6,7 @@ from typing import Any
 
 from components.observability import alerts, dashboards, scrape
 from components.observability import pack as packs
-from components.validation import Stack
+from components.stack import Stack
 from components.versions import KUBE_PROMETHEUS_STACK
 
 

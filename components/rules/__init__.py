@@ -20,7 +20,8 @@ from components.rules import (
     review,
     workloads,
 )
-from components.rules.rule import Finding, Rule, Settings, Subject
+from components.rules.rule import Finding, Rule, Settings
+from components.rules.subject import Subject
 
 RULES: tuple[Rule, ...] = (
     *placement.RULES,

@@ -22,7 +22,8 @@ from components.rules import devices as fabric_devices
 from components.rules.pods import multi_node, resources, templates
 from components.rules.podtemplate import GPU, PodTemplate, count
 from components.rules.review import once
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 """The well-known node labels naming the instance (AWS) or machine (GKE) type."""

@@ -13,7 +13,8 @@ from components.manifests.storage import GCS_DRIVER, S3_CHECKPOINT_OPTIONS, S3_D
 from components.rules.commands import command_line
 from components.rules.pods import templates
 from components.rules.podtemplate import PodTemplate
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 
 CHECKPOINT_FLAG = re.compile(
     r"^--?(save|save[-_]dir|save[-_]path|checkpoints?[-_](dir|folder|file)|ckpt[-_]dir|output[-_]dir|model[-_]dir"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 
 _BLOCKING = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
 

@@ -12,7 +12,8 @@ from typing import Any
 from components.credentials import Verdict, in_words, judge
 from components.rules.commands import command_line
 from components.rules.pods import templates
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 
 
 def _say(where: str, verdict: Verdict) -> str | None:

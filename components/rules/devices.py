@@ -12,7 +12,7 @@ from components.fabric import EFA_RESOURCE
 from components.manifests.network import RESOURCE_ANNOTATION
 from components.manifests.pod import GPU_RESOURCE
 from components.rules.review import once
-from components.rules.rule import Subject
+from components.rules.subject import Subject
 
 DOCUMENTED: dict[str, str] = {
     EFA_RESOURCE: "the AWS EFA Kubernetes device plugin",

@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from components import yamlstrict
-from components.rules.rule import Rule, Settings, Subject
+from components.rules.rule import Rule, Settings
+from components.rules.subject import Subject
 
 TEMPLATE_VARIABLE = re.compile(
     r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^}]*\}\}|__[A-Z][A-Z0-9_]*__|<[A-Za-z][^<>]*>"

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 from components.rules.commands import command_line
 from components.rules.pods import templates
-from components.rules.rule import Rule, Settings, Subject
+from components.rules.rule import Rule, Settings
+from components.rules.subject import Subject
 
 SHELL_REFERENCE = re.compile(r"(?<![$\\])\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 """`$VAR` or `${VAR}`, not `$(VAR)` (Kubernetes's own) nor `$$VAR` (its escape)."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.launchers import LEGACY
-from components.rules.rule import Rule, Settings, Subject
+from components.rules.rule import Rule, Settings
+from components.rules.subject import Subject
 
 V1_GROUP = "kubeflow.org"
 _BY_KIND = {legacy.kind: legacy for legacy in LEGACY.values()}

@@ -18,7 +18,8 @@ from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
 from components.rules.review import once
-from components.rules.rule import Rule, Settings, Subject
+from components.rules.rule import Rule, Settings
+from components.rules.subject import Subject
 from components.rules.trainjobs import RUNTIME_KINDS
 
 KARPENTER_NODEPOOL = "NodePool"

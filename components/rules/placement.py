@@ -24,7 +24,8 @@ from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
 from components.rules.review import once
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 
 ADDS_TOLERATIONS = ("eks", "gke")
 """Clusters that run the ExtendedResourceToleration admission plugin (EKS: every platform version's admission

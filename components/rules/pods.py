@@ -12,7 +12,7 @@ from components.rules.review import once
 from components.rules.trainjobs import TRAINJOB, find_runtime, trainjob_pods
 
 if TYPE_CHECKING:
-    from components.rules.rule import Subject
+    from components.rules.subject import Subject
 
 __all__ = ["REPLICA_KEYS", "distributed", "gpu_pods", "multi_node", "pods", "resources", "templates"]
 

@@ -15,7 +15,8 @@ from components.rules.commands import command_line, flag, invocations
 from components.rules.kinds import kind_of
 from components.rules.pods import gpu_pods, templates
 from components.rules.podtemplate import PodTemplate, count
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 
 NPROC_FLAGS = ("--nproc_per_node", "--nproc-per-node")
 NNODES_FLAGS = ("--nnodes",)

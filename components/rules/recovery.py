@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.rules.rule import Rule, Settings, Subject
+from components.rules.rule import Rule, Settings
+from components.rules.subject import Subject
 from components.topology import HOSTNAME_LABEL
 
 KUEUE_GROUP = "kueue.x-k8s.io"

@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
-from components import nodecheck
-from components.addons import gpu_operator, gpudirect, network
+from components import wellknown
 from components.manifests.plan import MIN_MULTI_NODE_SHM
 from components.rules.pods import templates
+from components.rules.subject import Subject
 from components.rules.trainjobs import TRAINJOB, find_runtime
 
 Enforcement = Literal["mandatory", "advisory", "disabled"]
@@ -22,12 +22,11 @@ CLUSTER_OF_PROVIDER: dict[str, Cluster] = {"aws": "eks", "gcp": "gke", "existing
 PRIVILEGED_NAMESPACES: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
-            "kube-system",
-            gpudirect.NAMESPACE,
-            gpu_operator.NAMESPACE,
-            network.NETWORK_OPERATOR_NAMESPACE,
-            network.SRIOV_NAMESPACE,
-            nodecheck.NAMESPACE,
+            wellknown.SYSTEM_NAMESPACE,
+            wellknown.GPU_OPERATOR_NAMESPACE,
+            wellknown.NETWORK_OPERATOR_NAMESPACE,
+            wellknown.SRIOV_NAMESPACE,
+            wellknown.NODE_CHECK_NAMESPACE,
         )
     )
 )
@@ -41,24 +40,6 @@ class Advice(str):
     """A check's message that is advice, not a defect: reported as advisory even by a mandatory rule."""
 
     __slots__ = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Subject:
-    """What a rule looks at: a Kubernetes object, or a cloud node pool or file system, with its name."""
-
-    key: str
-    """Kind/namespace/name, or the cloud resource's name."""
-    kind: str
-    """The object kind, or `NodePool` / `FileSystem` for cloud facts."""
-    data: dict[str, Any]
-    """The object as a dict, or the facts of a cloud resource."""
-    urn: str | None = None
-    """The Pulumi URN, when the subject comes from a preview."""
-    source: str | None = None
-    """The file it was read from, offline."""
-    duplicate_keys: tuple[str, ...] = ()
-    """Keys its YAML document states twice in one mapping (YAML keeps the last), as `path: key (lines)`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from components import catalog
 from components.fabric import EFA_RESOURCE
 from components.pool import POOL_LABEL, Pool
 from components.repair import EKS_AGENT_ADDON
-from components.rules.rule import Subject
+from components.rules.subject import Subject
 
 # Pulumi resource types of the clouds' GPU pools and file systems, as a preview names them.
 AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

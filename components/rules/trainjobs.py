@@ -22,7 +22,7 @@ from components.manifests.trainingruntime import ANCESTOR_LABEL, GROUP, LAUNCHER
 from components.rules.podtemplate import PodTemplate, count, pod_spec
 
 if TYPE_CHECKING:
-    from components.rules.rule import Subject
+    from components.rules.subject import Subject
 
 TRAINJOB = "TrainJob"
 CLUSTER_RUNTIME = "ClusterTrainingRuntime"

@@ -17,7 +17,8 @@ from components.rules.kinds import REPLICA_KEYS, kind_of
 from components.rules.pods import KUEUE_POD_GROUP, VOLCANO_GROUPS, gpu_pods, multi_node, resources, templates
 from components.rules.podtemplate import GPU, PodTemplate, count
 from components.rules.review import once
-from components.rules.rule import Advice, Rule, Settings, Subject
+from components.rules.rule import Advice, Rule, Settings
+from components.rules.subject import Subject
 from components.rules.trainjobs import RUNTIME_KINDS, TRAINJOB, runtime_spec
 
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")

@@ -22,6 +22,7 @@ from typing import Any
 from components import quantity
 from components.allocatable import allocatable, pod_requests
 from components.manifests.meta import INSTANCE_LABEL
+from components.podfit import pool_pods
 from components.render import Rendered, Workload
 from components.simulate import (
     apply,
@@ -48,7 +49,6 @@ from components.simulate import (
 from components.simulate.client import Client, conditions_of, status_of
 from components.simulate.provisioner import Provisioner
 from components.topology import domain_sizes
-from components.validation import pool_pods
 
 NOT_SIMULATED = (
     "the cloud: a pool's nodes exist from the start, as if its autoscaler had made them, but a Karpenter pool's, "

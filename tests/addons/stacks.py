@@ -9,7 +9,8 @@ from typing import Any
 import yaml
 
 from components.config import parse_stack
-from components.validation import Stack, resolve
+from components.resolution import resolve
+from components.stack import Stack
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import pytest
 from components.addons import autoscaler, monitoring, scheduler
 from components.addons.plan import plan
 from components.errors import ConfigError
-from components.validation import Stack
+from components.stack import Stack
 from tests.addons.stacks import everything_aws, queued_aws, raw_config, stack_file
 
 

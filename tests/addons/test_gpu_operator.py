@@ -11,7 +11,7 @@ import pytest
 from components.addons import gpu_operator
 from components.addons.plan import plan
 from components.errors import ConfigError
-from components.validation import Stack
+from components.stack import Stack
 from tests.addons.stacks import everything_aws, everything_existing, stack_file
 
 

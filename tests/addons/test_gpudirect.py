@@ -12,7 +12,7 @@ from components.addons.gpudirect import objects
 from components.errors import ConfigError
 from components.pool import POOL_LABEL
 from components.render import render
-from components.validation import Stack
+from components.stack import Stack
 from tests.addons.stacks import stack_file
 from tests.support.schemas import assert_valid
 from tests.support.workers import worker_pod

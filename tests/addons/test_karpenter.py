@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from components.addons import karpenter
-from components.validation import Stack
+from components.stack import Stack
 from tests.addons.stacks import stack_file
 from tests.support.schemas import assert_valid
 

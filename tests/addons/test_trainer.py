@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from components.addons import trainer
 from components.addons.plan import plan
-from components.validation import Stack
+from components.stack import Stack
 from tests.addons.stacks import stack_file, trainer_topology
 
 

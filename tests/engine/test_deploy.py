@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import apply, simulation
 from components.simulate.client import Client
-from components.validation import resolve_file
 from tests.engine.conftest import REPO, Project
 
 pytestmark = pytest.mark.engine

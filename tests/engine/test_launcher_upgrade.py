@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import simulation
-from components.validation import resolve_file
 from tests.engine.conftest import REPO, Project, checkout, copy_program, replaced
 
 pytestmark = pytest.mark.engine

@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import engines, pulumicli, simulation
-from components.validation import resolve_file
 from tests.engine.conftest import PASSPHRASE, REPO, Project, _unavailable, copy_program
 from tests.provider.plugin import plugin, schema
 from tests.support.pulumi_mocks import RecordingMonitor, run

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from components.render import render, write
+from components.resolution import resolve_file
 from components.simulate import simulation
-from components.validation import resolve_file
 from tests.engine.conftest import Project
 from tests.support.waiting import until
 

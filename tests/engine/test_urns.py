@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import simulation
-from components.validation import resolve_file
 from tests.engine.conftest import REPO, Project, checkout, copy_program, replaced
 
 pytestmark = pytest.mark.engine

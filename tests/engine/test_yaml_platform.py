@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import simulation
-from components.validation import resolve_file
 from tests.engine.conftest import REPO, Project, copy_program
 from tests.engine.test_deploy import engine_variant
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from components.cli import main
 from components.errors import ConfigError
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.fuzz import mutations
 from tests.fuzz.mutations import Mutation
 from tests.fuzz.test_properties import renders_valid

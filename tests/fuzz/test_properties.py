@@ -19,9 +19,10 @@ from components.cli import main
 from components.config import parse_stack
 from components.errors import ConfigError
 from components.render import render
+from components.resolution import resolve
 from components.rules.rule import Settings
 from components.rules.subjects import from_objects, from_pools
-from components.validation import Stack, resolve
+from components.stack import Stack
 from tests.fuzz.strategies import broken_stacks, stacks
 from tests.support.schemas import errors
 

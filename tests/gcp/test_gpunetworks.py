@@ -17,11 +17,11 @@ from pulumi_gcp.compute import _inputs
 from components import gpudirect
 from components.config import parse_stack
 from components.errors import ConfigError
-from components.gcp import gpunetworks
+from components.gcp import gpunetworks, subnets
 from components.gcp.gpunetworks import NetworkRef
 from components.models import GcpClusterSpec
 from components.pool import Pool
-from components.validation import resolve
+from components.resolution import resolve
 from tests.gcp.test_cluster import CLUSTER, NODE_POOL, REGION, ZONE, build, cluster_spec, gke_pools, only
 from tests.support.pulumi_mocks import RecordingMonitor
 
@@ -354,7 +354,7 @@ def config_issues(cluster: dict[str, Any], pools: list[dict[str, Any]]) -> list[
 
 
 def test_the_gpu_network_range_defaults_to_192_168_0_0_16_and_must_hold_every_subnet() -> None:
-    assert cluster_spec().gpu_networks.cidr == gpudirect.DEFAULT_CIDR == "192.168.0.0/16"
+    assert cluster_spec().gpu_networks.cidr == subnets.DEFAULT_CIDR == "192.168.0.0/16"
     assert cluster_spec().to_config()["gpuNetworks"] == {"cidr": "192.168.0.0/16"}
     assert GcpClusterSpec.model_validate({**GKE, "gpuNetworks": {"cidr": "10.8.0.0/14"}}).gpu_networks.cidr == (
         "10.8.0.0/14"

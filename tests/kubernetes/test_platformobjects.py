@@ -5,7 +5,7 @@ from __future__ import annotations
 from components.config import parse_stack
 from components.kubernetes.platformobjects import PlatformObjects
 from components.manifests import platform
-from components.validation import resolve
+from components.resolution import resolve
 from tests.support.pulumi_mocks import RecordingMonitor, run
 from tests.test_config import BASE
 

@@ -22,8 +22,8 @@ from components.manifests.queues import (
     volcano_queue,
 )
 from components.models import NetworkConfig, NodePoolSpec, QueueSpec
-from components.nodecheck import NAMESPACE as NODE_CHECK_NAMESPACE
 from components.pool import Pool, resolve_pools
+from components.wellknown import NODE_CHECK_NAMESPACE
 from tests.addons.stacks import stack_file
 from tests.support.factories import SRIOV_NETWORK, pool
 from tests.support.schemas import assert_valid, errors

@@ -8,7 +8,7 @@ import pytest
 
 from components.config import parse_stack
 from components.errors import ConfigError
-from components.validation import resolve
+from components.resolution import resolve
 
 AWS: dict[str, Any] = {
     "provider": "aws",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from components.observability import alerts, dashboards, metrics
 from components.observability import pack as packs
 from components.observability.grafana import GRAFANA_VARIABLES
-from components.validation import Stack
+from components.stack import Stack
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.validation import Stack
+from components.stack import Stack
 from tests.addons.stacks import stack_file
 
 GKE_OPERATOR_POOL = {

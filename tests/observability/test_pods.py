@@ -12,7 +12,7 @@ from components.allocatable import GPU_RESOURCE
 from components.manifests.meta import ROLE_LABEL
 from components.observability import pods
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.addons.stacks import stack_file
 from tests.support.stacks import STACK_FILES
 

@@ -16,7 +16,8 @@ import yaml
 from components.observability import alerts, dcgm, metrics, pods
 from components.observability import pack as packs
 from components.render import render
-from components.validation import Stack, resolve_file
+from components.resolution import resolve_file
+from components.stack import Stack
 from tests.observability.expressions import as_promql, expressions
 from tests.observability.stacks import stacks
 from tests.support import promtool

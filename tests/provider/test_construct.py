@@ -11,7 +11,7 @@ import pytest
 from google.protobuf import json_format
 
 from components.kubernetes.trainingjob import TrainingJob
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.provider.plugin import REPO, construct
 from tests.support.pulumi_mocks import SECRET_SIG, RecordingMonitor, run
 

@@ -11,7 +11,8 @@ from components.manifests.plan import plan
 from components.manifests.queues import kueue_topology
 from components.manifests.trainingruntime import cluster_runtime, pool_plan, pool_runtimes, runtime_names
 from components.models.job import Runtime
-from components.rules.rule import Settings, Subject
+from components.rules.rule import Settings
+from components.rules.subject import Subject
 from components.rules.subjects import from_objects, from_pools
 from components.topology import HOSTNAME_LABEL, provider_topology
 from tests.support.factories import EFA_RESOURCES, gb200, job, pool

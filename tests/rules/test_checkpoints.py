@@ -10,9 +10,9 @@ from components import rules
 from components.config import parse_stack
 from components.errors import ConfigError
 from components.render import render
+from components.resolution import resolve, resolve_raw
 from components.rules.rule import Settings
 from components.rules.subjects import from_objects
-from components.validation import resolve, resolve_raw
 
 
 def pod(args: list[str], env: list[dict[str, str]] | None = None) -> dict[str, Any]:

@@ -15,7 +15,8 @@ import yaml
 
 from components import rules
 from components.cli.check import check
-from components.rules.rule import Settings, Subject
+from components.rules.rule import Settings
+from components.rules.subject import Subject
 from components.rules.subjects import from_objects
 from tests.rules.corpus import FAKE_TOKEN
 

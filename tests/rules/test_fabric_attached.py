@@ -17,7 +17,8 @@ from components.fabric import EFA_RESOURCE, GKE_INTERFACES_ANNOTATION, MULTUS_AN
 from components.manifests import trainingjob
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import POOL_LABEL, Pool, resolve_pools
-from components.rules.rule import Settings, Subject
+from components.rules.rule import Settings
+from components.rules.subject import Subject
 from components.rules.subjects import from_objects, from_pools, from_resources
 from tests.support.factories import planned, pool
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from components import rules
 from components.rules.cloud import efa_placement
-from components.rules.rule import Settings, Subject
+from components.rules.rule import Settings
+from components.rules.subject import Subject
 from components.rules.subjects import from_objects, from_pools
 from tests.rules.corpus import (
     CLOUD_CASES,

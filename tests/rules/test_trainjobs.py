@@ -11,7 +11,8 @@ import pytest
 from components import rules
 from components.rules.pods import multi_node, templates
 from components.rules.podtemplate import PodTemplate
-from components.rules.rule import Settings, Subject
+from components.rules.rule import Settings
+from components.rules.subject import Subject
 from components.rules.subjects import from_objects
 from components.rules.trainjobs import find_runtime, merge, runtime_pods, runtime_ref, trainjob_pods
 from tests.rules.corpus import good_trainjob

@@ -13,6 +13,7 @@ import yaml
 
 from components import catalog
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import (
     apply,
     controlplane,
@@ -25,7 +26,7 @@ from components.simulate import (
     nodes,
     seed,
 )
-from components.validation import Stack, resolve_file
+from components.stack import Stack
 
 
 def _unavailable(reason: str) -> None:

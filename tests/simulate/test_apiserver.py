@@ -12,9 +12,9 @@ import yaml
 
 from components.immutable import replace_paths
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import apply, controlplane, crds, namespaces
 from components.simulate.client import Client
-from components.validation import resolve_file
 from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from components.render import Rendered, render
+from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.report import Report
-from components.validation import resolve_file
 from tests.support import jobs
 
 pytestmark = pytest.mark.simulate

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import crds
-from components.validation import resolve_file
 
 REPO = Path(__file__).resolve().parents[2]
 

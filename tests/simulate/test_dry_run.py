@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from components.errors import ConfigError
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import apply, controlplane, namespaces
 from components.simulate.client import Client, ClientError
 from components.simulate.crds import UNAVAILABLE
-from components.validation import resolve_file
 from tests.fuzz import mutations
 from tests.fuzz.variants import variants
 from tests.support.stacks import REPO, STACK_FILES

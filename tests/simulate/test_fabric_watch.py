@@ -17,10 +17,10 @@ import yaml
 
 from components.manifests import fabriccheck as manifests
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import engines, simulation
 from components.simulate.client import Client, conditions_of
 from components.simulate.controlplane import ControlPlane
-from components.validation import resolve_file
 from tests.support import waiting
 
 pytestmark = pytest.mark.simulate

@@ -9,7 +9,7 @@ import pytest
 
 from components.immutable import IMMUTABLE
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate

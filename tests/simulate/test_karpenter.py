@@ -18,11 +18,12 @@ import yaml
 
 from components import quantity
 from components.models.nodepool import NODE_CHECK_KEY
-from components.nodecheck import NAMESPACE, RESULT_LABEL, STARTUP_TAINT
+from components.nodecheck import RESULT_LABEL, STARTUP_TAINT
 from components.render import Rendered, render
+from components.resolution import resolve_file
 from components.simulate import apply, engines, karpenter, nodes, simulation
 from components.simulate.client import Client, conditions_of
-from components.validation import resolve_file
+from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 from tests.support import verdict, waiting
 
 REPO = Path(__file__).resolve().parents[2]

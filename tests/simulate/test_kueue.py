@@ -21,9 +21,10 @@ import yaml
 
 from components.pool import POOL_LABEL
 from components.render import Rendered, render
+from components.resolution import resolve_file
 from components.simulate import apply, controlplane, engines, kueue, nodes, volumes
 from components.simulate.client import Client, conditions_of
-from components.validation import Stack, resolve_file
+from components.stack import Stack
 from tests.simulate.conftest import _unavailable, cluster_of, indexed_variant
 
 pytestmark = pytest.mark.simulate

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import engines, mpi_operator
 from components.simulate.controlplane import free_port, wait_log, wait_probe
-from components.validation import resolve_file
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import namespaces
-from components.validation import resolve_file
 from tests.addons.stacks import stack_file
 from tests.support.schemas import assert_valid
 

@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from components.nodecheck import CONDITION, FAILED_TAINT, LEGACY_TAINT, NAMESPACE, RESULT_LABEL, STARTUP_TAINT
+from components.nodecheck import CONDITION, FAILED_TAINT, LEGACY_TAINT, RESULT_LABEL, STARTUP_TAINT
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import engines, simulation
 from components.simulate.client import Client, conditions_of
-from components.validation import resolve_file
+from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 from tests.support import verdict, waiting
 
 pytestmark = pytest.mark.simulate

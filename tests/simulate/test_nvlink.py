@@ -20,9 +20,9 @@ import yaml
 
 from components import nvlink
 from components.render import Rendered, Workload, render
+from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client, status_of
-from components.validation import resolve_file
 
 pytestmark = pytest.mark.simulate
 

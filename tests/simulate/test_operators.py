@@ -20,11 +20,11 @@ import pytest
 import yaml
 
 from components.render import Rendered, render
+from components.resolution import resolve_file
 from components.simulate import apply, mpi_operator, training_operator, volumes
 from components.simulate.client import Client, ClientError, conditions_of
 from components.simulate.controlplane import ControlPlane
 from components.simulate.nodes import KWOK_ANNOTATION
-from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
 pytestmark = pytest.mark.simulate

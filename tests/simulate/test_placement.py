@@ -21,7 +21,7 @@ from components.pool import POOL_LABEL
 from components.render import render
 from components.simulate import apply, controlplane, volumes
 from components.simulate.client import Client, conditions_of
-from components.validation import Stack
+from components.stack import Stack
 from tests.simulate.conftest import cluster_of, indexed_variant
 from tests.support.stacks import STACK_FILES
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import engines, prebuild, pulumicli, simulation
-from components.validation import resolve_file
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import apply, simulation
 from components.simulate.client import Client, conditions_of, status_of
-from components.validation import resolve_file
 
 pytestmark = pytest.mark.simulate
 

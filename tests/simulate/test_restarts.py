@@ -23,9 +23,9 @@ import yaml
 
 from components.manifests.meta import INSTANCE_LABEL
 from components.render import Rendered, Workload, render
+from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client, ClientError, conditions_of, status_of
-from components.validation import resolve_file
 from tests.support import waiting
 
 pytestmark = pytest.mark.simulate

@@ -18,8 +18,8 @@ import pytest
 
 from components.cli import main
 from components.render import render
+from components.resolution import resolve_file
 from components.simulate import engines
-from components.validation import resolve_file
 
 pytestmark = pytest.mark.simulate
 

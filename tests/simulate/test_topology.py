@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from components.render import Rendered, Workload, render
+from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client
-from components.validation import resolve_file
 from tests.support import jobs, waiting
 
 pytestmark = pytest.mark.simulate

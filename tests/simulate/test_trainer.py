@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from components.render import Rendered, render
+from components.resolution import resolve_file
 from components.simulate import apply, controlplane, jobset, trainer, volumes
 from components.simulate.client import Client, ClientError, conditions_of, status_of
-from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
 pytestmark = pytest.mark.simulate

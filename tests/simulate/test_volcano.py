@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from components.render import Rendered, render
+from components.resolution import resolve_file
 from components.simulate import apply, controlplane, nodes, volcano, volumes
 from components.simulate.client import Client, conditions_of, status_of
-from components.validation import resolve_file
 from tests.simulate.conftest import cluster_of
 
 pytestmark = pytest.mark.simulate

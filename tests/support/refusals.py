@@ -10,7 +10,7 @@ import yaml
 
 from components.errors import ConfigError, Issue
 from components.render import render
-from components.validation import resolve_file
+from components.resolution import resolve_file
 
 
 def write_stack(folder: Path, raw: dict[str, Any], name: str = "Pulumi.dev.yaml") -> Path:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from components.manifests import nodecheck as manifests
-from components.nodecheck import NAMESPACE
 from components.simulate.client import Client
 from components.simulate.controlplane import ControlPlane
+from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 
 GOOD = Path(__file__).resolve().parents[1] / "data" / "node-check" / "h100-roce"
 """What node-check.sh's gathering steps record on a good 8-GPU node."""

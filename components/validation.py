@@ -30,6 +30,8 @@ from components.fabriccheck import FabricCheck
 from components.gcp import filesystems
 from components.gcp.filesystems import MANAGED_LUSTRE_GKE_VERSION
 from components.gcp.gpunetworks import first_zone, pool_zone, roce_pools
+from components.gcp.pools import gke_at_least
+from components.kubeversion import version_numbers
 from components.manifests import fabriccheck as gate_objects
 from components.manifests import trainingjob
 from components.manifests.plan import JobPlan, SchedulerKind, plan
@@ -37,7 +39,7 @@ from components.manifests.trainingruntime import cluster_runtime, pool_runtimes,
 from components.models import AwsClusterSpec, GcpClusterSpec, StackConfig, TrainingJobSpec
 from components.nodecheck import NodeCheck
 from components.observability import pack as observability
-from components.pool import POOL_LABEL, Pool, gke_at_least, resolve_pools, version_numbers
+from components.pool import POOL_LABEL, Pool, resolve_pools
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES
 

@@ -12,6 +12,10 @@ PURE = [
     "components.catalog",
     "components.fabric",
     "components.pool",
+    "components.poolrules",
+    "components.podnetworks",
+    "components.providers",
+    "components.kubeversion",
     "components.config",
     "components.stackfile",
     "components.yamlstrict",
@@ -30,9 +34,12 @@ PURE = [
     "components.aws.nodegroup",
     "components.aws.kubeconfig",
     "components.aws.iam",
+    "components.aws.pools",
     "components.gcp.nodepool",
     "components.gcp.kubeconfig",
     "components.gcp.filesystems",
+    "components.gcp.pools",
+    "components.existing.pools",
 ]
 
 

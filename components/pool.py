@@ -1,4 +1,7 @@
-"""A node pool resolved against the catalog and the network config: what a job placed on it needs."""
+"""A node pool resolved against the catalog and the network config: what a job placed on it needs.
+
+Resolution here is the same for every provider; what one provider alone knows (its machine key, defaults,
+placement, capacity, scaling and version rules) comes from its rules through components/providers.py."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from components.models.nodepool import (
     Taint,
 )
 from components.podnetworks import PodNetwork, exposed_interfaces, pod_networks, rail_fields, rdma_resource
-from components.poolrules import Draft, Fit, ProviderRules
+from components.poolrules import Draft, Fit, Placement, ProviderRules, Provisioner
 from components.topology import Topology
 
 POOL_LABEL = "gpu-training/pool"
@@ -85,7 +88,7 @@ class Pool(Spec):
     """Most nodes the pool scales to."""
     min_nodes: int = Field(default=0, ge=0)
     """Nodes the pool keeps, whether or not pods need them."""
-    provisioner: Literal["karpenter", "nodegroup", "gke"] | None = None
+    provisioner: Provisioner | None = None
     """What makes the pool's nodes: Karpenter or a managed node group (EKS), GKE's node pool; none on
     an existing cluster."""
     local_storage: bool = False
@@ -108,7 +111,7 @@ class Pool(Spec):
     implies."""
     zone: str | None = None
     """The pool's single zone, when it has one."""
-    placement: Literal["cluster", "compact", "none"] = "none"
+    placement: Placement = "none"
     """Placement group strategy."""
     taints: list[Taint] = Field(default_factory=list)
     """Node taints; jobs tolerate them."""

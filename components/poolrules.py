@@ -1,4 +1,6 @@
-"""The interface each provider's pool rules fill, and the few checks several providers share.
+"""The interface each provider's pool rules fill, and the few checks several providers share: how a pool that is
+not one provider's refuses that provider's keys (an EKS provisioner, EFA through DRA, a Capacity Block kept warm,
+GKE's accelerator network profile), where and in the words it always did.
 
 Pool resolution (components/pool.py) decides what is the same everywhere; what a pool's provider alone knows (its
 machine key, its defaults, its own checks, what it adds to a pool) comes from that provider's `ProviderRules`:

@@ -28,6 +28,11 @@ from components.poolrules import (
 )
 
 
+def cluster_issues(network: NetworkConfig, kubernetes_version: str | None) -> list[Issue]:
+    """EFA through DRA, which is EKS's."""
+    return efa_dra_issues(network)
+
+
 def typo(spec: NodePoolSpec, path: str, allow_unknown: Collection[str]) -> Issue | None:
     """None: an existing cluster's pool may name any type, catalogued or not."""
     return None
@@ -87,7 +92,7 @@ def taints(spec: NodePoolSpec, machine: catalog.MachineType | None, queued: bool
 
 RULES = ProviderRules(
     creates_pools=False,
-    cluster_issues=lambda network, _version: efa_dra_issues(network),
+    cluster_issues=cluster_issues,
     typo=typo,
     machine=machine,
     defaults=defaults,

@@ -73,6 +73,11 @@ def gke_least_version(machine: catalog.MachineType, version: str) -> str | None:
     return least[0] if minor(version) < minor(least[0]) else None
 
 
+def cluster_issues(network: NetworkConfig, kubernetes_version: str | None) -> list[Issue]:
+    """EFA through DRA, which is EKS's."""
+    return efa_dra_issues(network)
+
+
 def typo(spec: NodePoolSpec, path: str, allow_unknown: Collection[str]) -> Issue | None:
     """A machine type the catalog does not know and the stack does not vouch for."""
     return unknown.machine_type("gcp", spec.machine_type, path, allow_unknown) if spec.machine_type else None
@@ -260,7 +265,7 @@ def taints(spec: NodePoolSpec, machine: catalog.MachineType | None, queued: bool
 
 RULES = ProviderRules(
     creates_pools=True,
-    cluster_issues=lambda network, _version: efa_dra_issues(network),
+    cluster_issues=cluster_issues,
     typo=typo,
     machine=machine,
     defaults=defaults,

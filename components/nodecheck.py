@@ -24,6 +24,7 @@ from typing import Literal
 from components import nvlink
 from components.errors import Issue
 from components.fabriccheck import nccl_tests_image
+from components.kubeversion import version_numbers
 from components.models import StackConfig
 from components.models.nodepool import (
     LEGACY_NODE_CHECK_TAINT_KEY,
@@ -34,7 +35,7 @@ from components.models.nodepool import (
     Taint,
 )
 from components.observability import pack as observability
-from components.pool import Pool, version_numbers
+from components.pool import Pool
 
 STARTUP_TAINT = NODE_CHECK_TAINT
 """The taint a checked pool's nodes come up with; the verdict removes it."""

@@ -23,6 +23,7 @@ from components.aws import checks as aws_checks
 from components.errors import ConfigError, Issue
 from components.fabriccheck import FabricCheck
 from components.gcp import checks as gcp_checks
+from components.kubeversion import version_numbers
 from components.manifests import fabriccheck as gate_objects
 from components.manifests import trainingjob
 from components.manifests.plan import JobPlan, plan
@@ -31,7 +32,7 @@ from components.models import StackConfig
 from components.nodecheck import NodeCheck
 from components.observability import pack as observability
 from components.podfit import pods_fit
-from components.pool import Pool, resolve_pools, version_numbers
+from components.pool import Pool, resolve_pools
 from components.stack import Stack, default_queue, namespaces, pool_name
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES

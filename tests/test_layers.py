@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.layers import REPO, layers, modules
 
-FACADES = {"components", "components.aws", "components.gcp", "components.observability"}
+FACADES = {"components", "components.aws", "components.gcp", "components.existing", "components.observability"}
 """Package __init__ modules that only re-export their components lazily (or hold nothing): in no layer."""
 
 

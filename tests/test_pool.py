@@ -24,39 +24,7 @@ from components.pool import (
     resolve_pools,
 )
 from tests.support.factories import ROCE_NETWORK, pool
-
-REGION = {"aws": "us-east-1", "gcp": "us-central1", "existing": None}
-SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
-
-
-def resolve(
-    provider: Provider,
-    *specs: dict[str, Any],
-    networks: list[dict[str, Any]] | None = None,
-    gpu_labels: bool = False,
-    **network: Any,
-) -> tuple[dict[str, Pool], list[Issue]]:
-    config = NetworkConfig.model_validate({"networks": networks or [], **network})
-    pools = [NodePoolSpec.model_validate(s) for s in specs]
-    return resolve_pools(pools, provider, REGION[provider], config, gpu_labels=gpu_labels)
-
-
-def one(provider: Provider, spec: dict[str, Any], **kwargs: Any) -> Pool:
-    pools, issues = resolve(provider, spec, **kwargs)
-    assert not issues, issues
-    return pools[spec["name"]]
-
-
-def issue_at(issues: list[Issue], path: str) -> Issue:
-    found = [i for i in issues if i.path == path]
-    assert len(found) == 1, issues
-    return found[0]
-
-
-P5 = {"name": "h100", "instanceType": "p5.48xlarge", "maxNodes": 4, "zone": "us-east-1a"}
-A3 = {"name": "a3", "machineType": "a3-highgpu-8g", "maxNodes": 4, "zone": "us-central1-a"}
-EXISTING = {"name": "h100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": SELECTOR}
-
+from tests.support.pools import A3, EXISTING, P5, REGION, SELECTOR, issue_at, one, resolve
 
 # -- GPUs from the catalog ----------------------------------------------------------------------
 
@@ -122,12 +90,6 @@ def test_an_uncatalogued_type_with_gpus_resolves_to_a_tcp_pool() -> None:
     assert (pools["x"].gpus_per_node, pools["x"].fabric, pools["x"].vcpus) == (4, "tcp", None)
 
 
-def test_an_existing_clusters_pool_needs_no_instance_type_and_may_name_any() -> None:
-    for extra in ({}, {"instanceType": "dgx-h100-custom"}):
-        spec = {"name": "x", "gpusPerNode": 8, "maxNodes": 1, "nodeSelector": {"a": "b"}, **extra}
-        assert one("existing", spec).gpus_per_node == 8
-
-
 # -- fabric -------------------------------------------------------------------------------------
 
 
@@ -147,11 +109,6 @@ def test_efa_on_gcp() -> None:
     assert "AWS" in issue_at(issues, "nodePools[0].fabric").message
 
 
-def test_efa_pool_needs_a_zone() -> None:
-    _, issues = resolve("aws", {"name": "h100", "instanceType": "p5.48xlarge", "maxNodes": 4, "placement": "none"})
-    assert issue_at(issues, "nodePools[0].zone")
-
-
 def test_rdma_fabric_without_any_rdma_device() -> None:
     _, issues = resolve("existing", {**EXISTING, "fabric": "roce"}, rdma={"sharedDevicePlugin": False})
     assert "RDMA" in issue_at(issues, "nodePools[0].fabric").message
@@ -166,37 +123,6 @@ def test_zone_outside_the_region(provider: Provider, spec: dict[str, Any], zone:
     issue = issue_at(issues, "nodePools[0].zone")
     assert zone in issue.message
     assert REGION[provider] in issue.message  # type: ignore[operator]
-
-
-@pytest.mark.parametrize(
-    ("provider", "spec", "placement"),
-    [
-        ("aws", P5, "cluster"),
-        ("gcp", A3, "compact"),
-        ("aws", {**P5, "instanceType": "g5.xlarge", "zone": None}, "none"),
-        ("gcp", {**A3, "zone": None}, "none"),
-        ("aws", {**P5, "capacity": {"type": "reservation", "reservationId": "cr-0123"}}, "none"),
-        ("aws", {**P5, "capacity": {"type": "capacity-block", "reservationId": "cr-0456"}}, "none"),
-        ("aws", {**P5, "capacity": {"type": "spot"}}, "cluster"),
-        ("gcp", {**A3, "capacity": {"type": "reservation", "reservationId": "a3-res"}}, "none"),
-        ("existing", EXISTING, "none"),
-    ],
-)
-def test_default_placement(provider: Provider, spec: dict[str, Any], placement: str) -> None:
-    assert one(provider, spec).placement == placement
-
-
-@pytest.mark.parametrize(
-    ("provider", "spec"), [("gcp", {**A3, "placement": "cluster"}), ("aws", {**P5, "placement": "compact"})]
-)
-def test_placement_of_the_other_cloud(provider: Provider, spec: dict[str, Any]) -> None:
-    _, issues = resolve(provider, spec)
-    assert issue_at(issues, "nodePools[0].placement")
-
-
-def test_explicit_placement_on_a_reservation_is_kept() -> None:
-    spec = {**P5, "placement": "cluster", "capacity": {"type": "reservation", "reservationId": "cr-0123"}}
-    assert one("aws", spec).placement == "cluster"
 
 
 # -- existing clusters --------------------------------------------------------------------------
@@ -223,19 +149,6 @@ def test_existing_cluster_requires_gpus_per_node() -> None:
 def test_existing_cluster_reports_both_at_once() -> None:
     _, issues = resolve("existing", {"name": "h100", "maxNodes": 4})
     assert {i.path for i in issues} == {"nodePools[0].nodeSelector", "nodePools[0].gpusPerNode"}
-
-
-def test_existing_cluster_with_a_catalogued_type_derives_gpus() -> None:
-    p = one(
-        "existing",
-        {"name": "h100", "instanceType": "p5.48xlarge", "maxNodes": 2, "nodeSelector": SELECTOR, "fabric": "tcp"},
-    )
-    assert p.gpus_per_node == 8
-
-
-def test_existing_cluster_takes_no_capacity_type() -> None:
-    _, issues = resolve("existing", {**EXISTING, "capacity": {"type": "spot"}})
-    assert issue_at(issues, "nodePools[0].capacity.type")
 
 
 # -- networks -----------------------------------------------------------------------------------
@@ -277,11 +190,6 @@ def test_pools_this_stack_creates_carry_and_select_the_pool_label(provider: Prov
 def test_node_selector_is_for_existing_clusters_only() -> None:
     _, issues = resolve("aws", {**P5, "nodeSelector": SELECTOR})
     assert POOL_LABEL in issue_at(issues, "nodePools[0].nodeSelector").message
-
-
-def test_taints_default_to_the_gpu_taint() -> None:
-    p = one("aws", P5)
-    assert [(t.key, t.value, t.effect) for t in p.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
 
 
 def test_duplicate_pool_names() -> None:
@@ -352,25 +260,9 @@ def test_a_lone_pool_on_an_existing_cluster_is_found_by_the_gpu_feature_discover
         assert "nodePools[0].nodeSelector" in [i.path for i in issues]
 
 
-def test_an_eks_pool_that_scales_from_zero_is_karpenters_and_one_with_warm_nodes_a_node_groups() -> None:
-    assert one("aws", P5).provisioner == "karpenter"
-    assert one("aws", {**P5, "minNodes": 2}).provisioner == "nodegroup"
-    assert one("aws", {**P5, "provisioner": "nodegroup"}).provisioner == "nodegroup"
-    assert one("gcp", A3).provisioner == "gke" and one("existing", EXISTING).provisioner is None
-
-
 @pytest.mark.parametrize(
     ("provider", "spec", "path", "words"),
     [
-        ("aws", {**P5, "provisioner": "karpenter", "minNodes": 2}, "minNodes", "keeps none warm"),
-        ("gcp", {**A3, "provisioner": "karpenter"}, "provisioner", "GKE pools scale with GKE's autoscaler"),
-        ("existing", {**EXISTING, "provisioner": "nodegroup"}, "provisioner", "nodes are not made here"),
-        (
-            "aws",
-            {**P5, "minNodes": 1, "capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"}},
-            "minNodes",
-            "starts empty",
-        ),
         ("gcp", {**A3, "machineType": "g2-standard-48", "localStorage": "raid0"}, "localStorage", "no local disks"),
         ("existing", {**EXISTING, "localStorage": "none"}, "localStorage", "not an existing cluster's"),
     ],
@@ -572,80 +464,6 @@ def test_a_pool_finds_its_machine_in_the_catalog_on_any_provider() -> None:
     assert pool("tcp").machine() is None, "an existing pool that names no type"
 
 
-# GKE versions: each GPUDirect machine's least GKE patch (a catalog fact), for a minor alone or an exact version.
-
-GPUDIRECT_MACHINES = [m for m in catalog.names("gcp") if (found := catalog.lookup("gcp", m)) and found.gpudirect]
-
-
-def version_issues(machine: str, version: str, **spec: Any) -> list[Issue]:
-    """The issues a GKE pool of `machine` on its own fabric has on cluster version `version`."""
-    pools = [
-        NodePoolSpec.model_validate(
-            {"name": "gpu", "machineType": machine, "maxNodes": 2, "zone": "us-central1-a", **spec}
-        )
-    ]
-    _, issues = resolve_pools(pools, "gcp", "us-central1", NetworkConfig(), kubernetes_version=version)
-    return issues
-
-
-@pytest.mark.parametrize(
-    ("machine", "version", "least"),
-    [
-        ("a3-megagpu-8g", "1.31.9-gke.1000", "1.31.14-gke.1243000"),
-        ("a3-highgpu-8g", "1.29.1-gke.1", "1.29.15-gke.2467000"),
-        ("a3-ultragpu-8g", "1.31.3-gke.9", "1.31.4-gke.1183000"),
-        ("a3-ultragpu-8g", "1.30.14-gke.1", "1.31.4-gke.1183000"),
-        ("a4-highgpu-8g", "1.32.1-gke.1", "1.32.2-gke.1422000"),
-        ("a4-highgpu-8g", "1.31", "1.32.2-gke.1422000"),
-    ],
-)
-def test_a_version_below_the_machines_least_gke_patch_names_cluster_kubernetes_version(
-    machine: str, version: str, least: str
-) -> None:
-    issue = issue_at(version_issues(machine, version), "cluster.kubernetesVersion")
-    assert least in issue.message and machine in issue.message, issue.message
-
-
-@pytest.mark.parametrize(
-    ("machine", "version"),
-    [
-        ("a3-megagpu-8g", "1.31"),
-        ("a3-megagpu-8g", "1.31.14-gke.1243000"),
-        ("a3-megagpu-8g", "1.33.5-gke.1"),
-        ("a3-ultragpu-8g", "1.31"),
-        ("a4-highgpu-8g", "1.32"),
-        ("a4-highgpu-8g", "1.35.1-gke.1396000"),
-    ],
-)
-def test_a_minor_alone_or_a_version_at_the_least_patch_runs_the_fabric(machine: str, version: str) -> None:
-    assert not version_issues(machine, version)
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    machine=st.sampled_from(GPUDIRECT_MACHINES),
-    minor=st.integers(29, 37),
-    patch=st.integers(0, 20),
-    build=st.integers(0, 3_000_000),
-)
-def test_a_minor_alone_stands_for_its_newest_patch_and_a_newer_one_never_breaks_a_fabric(
-    machine: str, minor: int, patch: int, build: int
-) -> None:
-    def fine(version: str) -> bool:
-        return not [i for i in version_issues(machine, version) if i.path == "cluster.kubernetesVersion"]
-
-    exact = f"1.{minor}.{patch}-gke.{build}"
-    assert fine(f"1.{minor}") == fine(f"1.{minor}.999-gke.99999999"), "GKE takes a minor to its newest patch"
-    if fine(exact):
-        assert fine(f"1.{minor}.{patch + 1}-gke.0") and fine(f"1.{minor + 1}")
-
-
-def test_gke_managed_rdma_needs_its_first_version_even_on_an_exact_134_patch() -> None:
-    issues = version_issues("a4-highgpu-8g", "1.34.0-gke.5", acceleratorNetworkProfile="auto")
-    assert "1.34.1-gke.1829001" in issue_at(issues, "nodePools[0].acceleratorNetworkProfile").message
-    assert not version_issues("a4-highgpu-8g", "1.34.1-gke.1829001", acceleratorNetworkProfile="auto")
-
-
 def test_the_autoscaler_ignores_the_node_check_taint_when_it_sizes_a_node_group() -> None:
     from components.addons import autoscaler
     from components.config import parse_stack
@@ -659,145 +477,3 @@ def test_the_autoscaler_ignores_the_node_check_taint_when_it_sizes_a_node_group(
     assert [t.key for t in pool.startup_taints] == [f"{STARTUP_TAINT_PREFIX}gpu-training-node-check"]
     release = autoscaler.release(checked)
     assert release is not None and "startup-taint" not in release.values.get("extraArgs", {})
-
-
-# -- Rack-scale NVLink on EKS (p6e-gb200 UltraServers) -------------------------------------------------------
-
-GB200 = {
-    "name": "gb200",
-    "instanceType": "p6e-gb200.36xlarge",
-    "maxNodes": 18,
-    "zone": "us-east-1a",
-    "capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
-}
-
-
-def eks(spec: dict[str, Any], version: str = "1.35") -> tuple[dict[str, Pool], list[Issue]]:
-    return resolve_pools(
-        [NodePoolSpec.model_validate(spec)], "aws", "us-east-1", NetworkConfig(), kubernetes_version=version
-    )
-
-
-def test_a_gb200_pool_is_a_node_group_of_arm64_nodes_even_when_it_scales_from_zero() -> None:
-    pools, issues = eks(GB200)
-    assert not issues, issues
-    gb200 = pools["gb200"]
-    assert (gb200.provisioner, gb200.min_nodes, gb200.arch) == ("nodegroup", 0, "arm64")
-    assert (gb200.nvlink_domain_nodes, gb200.efa_interfaces, gb200.fabric_gbps) == (18, 4, 1600)
-    assert gb200.autoscaled, "the Cluster Autoscaler scales it between 0 and maxNodes"
-
-
-def test_karpenter_for_a_gb200_pool_is_refused_for_want_of_dra() -> None:
-    _, issues = eks({**GB200, "provisioner": "karpenter"})
-    message = issue_at(issues, "nodePools[0].provisioner").message
-    assert "DRA" in message and "Karpenter" in message and "provisioner: nodegroup" in message
-
-
-@pytest.mark.parametrize(
-    "capacity", [{"type": "on-demand"}, {"type": "spot"}, {"type": "reservation", "reservationId": "cr-1"}]
-)
-def test_a_gb200_pool_takes_capacity_blocks_only(capacity: dict[str, str]) -> None:
-    _, issues = eks({**GB200, "capacity": capacity})
-    assert "Capacity Blocks" in issue_at(issues, "nodePools[0].capacity.type").message
-
-
-def test_a_gb200_pool_needs_kubernetes_1_33() -> None:
-    _, issues = eks(GB200, version="1.32")
-    assert "1.33 or later" in issue_at(issues, "cluster.kubernetesVersion").message
-    assert not eks(GB200, version="1.33")[1]
-
-
-@pytest.mark.parametrize(("nodes", "ok"), [(9, True), (18, True), (4, False), (12, False)])
-def test_a_gb200_domain_is_an_ultraserver(nodes: int, ok: bool) -> None:
-    pools, issues = eks({**GB200, "nvlinkDomainNodes": nodes})
-    if ok:
-        assert not issues and pools["gb200"].nvlink_domain_nodes == nodes
-    else:
-        message = issue_at(issues, "nodePools[0].nvlinkDomainNodes").message
-        assert "9 (u-p6e-gb200x36)" in message and "18 (u-p6e-gb200x72)" in message
-
-
-def test_a_b300_pool_is_no_rack_and_keeps_the_usual_defaults() -> None:
-    pools, issues = eks({"name": "b300", "instanceType": "p6-b300.48xlarge", "maxNodes": 2, "zone": "us-east-1a"})
-    assert not issues
-    b300 = pools["b300"]
-    assert (b300.provisioner, b300.arch, b300.nvlink_domain_nodes, b300.efa_interfaces, b300.fabric_gbps) == (
-        "karpenter",
-        "x86_64",
-        0,
-        16,
-        6400,
-    )
-
-
-# -- GKE rack-scale pools (A4X, A4X Max) ------------------------------------------------------------
-
-A4X = {
-    "name": "gb200",
-    "machineType": "a4x-highgpu-4g",
-    "maxNodes": 18,
-    "zone": "us-central1-a",
-    "capacity": {"type": "reservation", "reservationId": "gb200-block"},
-}
-A4X_MAX = {**A4X, "name": "gb300", "machineType": "a4x-maxgpu-4g-metal"}
-
-
-def gke_resolve(spec: dict[str, Any], version: str) -> tuple[dict[str, Pool], list[Issue]]:
-    return resolve_pools(
-        [NodePoolSpec.model_validate(spec)], "gcp", "us-central1", NetworkConfig(), kubernetes_version=version
-    )
-
-
-def test_an_arm64_gke_pool_tolerates_gkes_arm_taint_beside_its_own() -> None:
-    gb200 = one("gcp", A4X)
-    assert gb200.arch == "arm64" and gb200.nvlink_domain_nodes == 18
-    assert [(t.key, t.value) for t in gb200.taints] == [("nvidia.com/gpu", "present"), ("kubernetes.io/arch", "arm64")]
-    custom = one("gcp", {**A4X, "taints": [{"key": "team", "value": "llm"}]})
-    assert [t.key for t in custom.taints] == ["team", "kubernetes.io/arch"], "GKE puts it whatever the pool says"
-    assert all(t.key != "kubernetes.io/arch" for t in one("gcp", A3).taints), "x86 nodes carry no Arm taint"
-
-
-def test_a_gke_rack_scale_pool_is_placed_in_its_sub_block_even_on_a_reservation() -> None:
-    assert one("gcp", A4X).placement == "compact", "the 1x72 workload policy"
-    assert one("gcp", {**A4X, "placement": "none"}).placement == "none"
-    assert one("gcp", {**A4X, "zone": None}).placement == "none", "a workload policy keeps its pool in one zone"
-    assert one("gcp", {**A3, "capacity": {"type": "reservation", "reservationId": "r"}}).placement == "none"
-
-
-def test_a_gke_rack_scale_pool_holds_at_most_one_1x72_sub_block() -> None:
-    _, issues = resolve("gcp", {**A4X, "maxNodes": 36})
-    assert "one pool per sub-block" in issue_at(issues, "nodePools[0].maxNodes").message
-    _, issues = resolve("gcp", {**A4X, "maxNodes": 36, "placement": "none"})
-    assert not issues, "without the workload policy the pool may span sub-blocks"
-    _, issues = resolve("gcp", {**A4X, "nvlinkDomainNodes": 19})
-    assert "at most 18" in issue_at(issues, "nodePools[0].nvlinkDomainNodes").message
-
-
-def test_a4x_on_gke_1_35_claims_its_nics_through_gkes_accelerator_network_profile() -> None:
-    pools, issues = gke_resolve(A4X, "1.35")
-    assert not issues
-    assert pools["gb200"].dranet and not pools["gb200"].roce_metal
-    assert (pools["gb200"].gpu_nics, pools["gb200"].extra_gvnics) == (4, 0), "GKE makes them all"
-
-
-def test_a4x_max_is_bare_metal_rdma_over_the_metal_roce_network_with_dranet() -> None:
-    pools, issues = gke_resolve(A4X_MAX, "1.34")
-    assert not issues, "a minor alone is GKE's newest patch of it, past 1.34.3-gke.1318000"
-    gb300 = pools["gb300"]
-    assert gb300.fabric == "rdma" and gb300.dranet and gb300.roce_metal
-    assert (gb300.gpu_nics, gb300.extra_gvnics, gb300.fabric_gbps) == (8, 1, 3200)
-
-
-@pytest.mark.parametrize("profile", ["none", "auto"])
-def test_a4x_max_takes_no_accelerator_network_profile(profile: str) -> None:
-    _, issues = gke_resolve({**A4X_MAX, "acceleratorNetworkProfile": profile}, "1.35")
-    assert "vpc-roce-metal" in issue_at(issues, "nodePools[0].acceleratorNetworkProfile").message
-
-
-def test_a4x_max_needs_gke_1_34_3_gke_1318000() -> None:
-    _, issues = gke_resolve(A4X_MAX, "1.34.1-gke.1829001")
-    assert "1.34.3-gke.1318000 or later" in issue_at(issues, "cluster.kubernetesVersion").message
-    _, issues = gke_resolve(A4X_MAX, "1.33")
-    assert "1.34.3-gke.1318000" in issue_at(issues, "cluster.kubernetesVersion").message
-    _, issues = gke_resolve(A4X_MAX, "1.34.3-gke.1318000")
-    assert not issues

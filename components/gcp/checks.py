@@ -6,8 +6,9 @@ from components.errors import Issue
 from components.gcp import filesystems
 from components.gcp.filesystems import MANAGED_LUSTRE_GKE_VERSION
 from components.gcp.gpunetworks import first_zone, pool_zone, roce_pools
+from components.gcp.pools import gke_at_least
 from components.models import GcpClusterSpec, StackConfig
-from components.pool import Pool, gke_at_least
+from components.pool import Pool
 
 
 def managed_lustre(config: StackConfig, pools: dict[str, Pool]) -> list[Issue]:

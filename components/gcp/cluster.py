@@ -91,7 +91,7 @@ class GkeCluster(pulumi.ComponentResource):
             project=spec.project,
             location=location,
             # A minor alone becomes GKE's newest patch of it, past every GPUDirect machine's least patch
-            # (components/pool.py checks an exact version against it).
+            # (components/gcp/pools.py checks an exact version against it).
             min_master_version=spec.kubernetes_version,
             release_channel={"channel": spec.release_channel},
             maintenance_policy=upgrades.maintenance_policy(spec, has_gpu_pools=bool(pools)),

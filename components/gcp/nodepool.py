@@ -11,9 +11,10 @@ from typing import Any
 
 from components import catalog, provisioning
 from components.gcp.gpunetworks import NetworkRef, node_network_config
+from components.gcp.pools import GKE_ARM_TAINT
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
-from components.pool import GKE_ARM_TAINT, Pool
+from components.pool import Pool
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.gcp.pools import gke_at_least
 from components.observability.pack import Pack
-from components.pool import gke_at_least
 
 _COMPONENTS: tuple[tuple[str, str | None], ...] = (
     ("SYSTEM_COMPONENTS", None),

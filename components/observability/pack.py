@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components.errors import Issue
+from components.gcp.pools import gke_at_least
 from components.models import StackConfig
-from components.pool import gke_at_least
 
 MANAGED_DCGM_LEAST = "1.32.1-gke.1357000"
 """The GKE version from which new clusters get the DCGM metrics package by default (GKE, "Collect and view DCGM

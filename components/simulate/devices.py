@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from components import efadra, gpudirect
-from components.pool import GKE_NETWORKING_DRA_LABEL, Pool
+from components.gcp.pools import GKE_NETWORKING_DRA_LABEL
+from components.pool import Pool
 from components.simulate import nodes
 from components.simulate.client import Client
 

@@ -550,7 +550,7 @@ def _resolve(
     labels = {**spec.labels, POOL_LABEL: spec.name} if owned else dict(spec.labels)
     checked = spec.node_check.enabled
     if checked and owned:
-        labels[NODE_CHECK_KEY] = "required"  # existing clusters' nodes register with it (README: Healthy nodes)
+        labels[NODE_CHECK_KEY] = "required"  # existing clusters' nodes register with it (docs/health.md)
     if dranet:
         labels[GKE_NETWORKING_DRA_LABEL] = "true"
         if roce_metal:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from components.cli.check import review
 from components.models import StackConfig
+from components.plaintext import SECRETS_SECTION
 from components.render import render
 from components.validation import resolve_file
 from tests.support.workers import worker_spec
@@ -179,3 +180,10 @@ def test_the_infiniband_example_makes_what_the_docs_say(infiniband: list[dict]) 
 def test_the_infiniband_example_passes_review() -> None:
     report = review(MINIMAL / "Pulumi.existing-ib.yaml", [])
     assert not report.errors and not [f for f in report.findings if f.enforcement == "mandatory"]
+
+
+def test_the_credential_errors_point_at_the_docs_section() -> None:
+    """A credential refused in plain text names where the docs say how to give it."""
+    page, _, anchor = SECRETS_SECTION.partition("#")
+    heading = next(line for line in (REPO / page).read_text().splitlines() if line.startswith("## Secrets"))
+    assert re.sub(r"[^\w\s-]", "", heading[3:]).strip().lower().replace(" ", "-") == anchor

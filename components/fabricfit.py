@@ -1,6 +1,6 @@
 """Which fabric a pool can run: the fabrics its machine's NICs carry, and of those the ones its provider's pools can
-build. A pool asking its nodes for a fabric they lack is refused (README: "A pod asking for a resource the nodes
-lack ... is refused"), naming the pool's fabric key, the machine, what it has, and the fix.
+build. A pool asking its nodes for a fabric they lack is refused (docs/jobs.md: "A pod asking for a resource the
+nodes lack ... is refused"), naming the pool's fabric key, the machine, what it has, and the fix.
 
 From the catalog's facts: every machine runs tcp; efa where it has EFA interfaces; its own GKE GPUDirect fabric
 (tcpx, tcpxo, rdma) where it has GPU NICs; roce on the machines whose GPU NICs are RoCE ConnectX NICs (GKE's rdma

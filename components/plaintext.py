@@ -1,6 +1,6 @@
 """Plain-text credentials in a stack's config, refused before render writes them into manifests or Pulumi into its
 state: a token in a job's env, NCCL settings, command line or DeepSpeed config, a credential's shape in any other
-field, and a plain-text value where the README says a key is a secret (an existing cluster's kubeconfig).
+field, and a plain-text value where the docs say a key is a secret (an existing cluster's kubeconfig).
 
 Pure: the validated config in, issues out. A Pulumi secret (`secure:` in the stack file) is never judged.
 """
@@ -19,15 +19,15 @@ from components.models.job import nccl_env_name
 SECRET_KEYS: dict[str, str] = {
     "cluster.kubeconfig": "a kubeconfig's contents (the client key or token it holds)",
 }
-"""Config keys that are secrets (README, Configuration: `kubeconfig` (secret)), and what a plain value there gives
+"""Config keys that are secrets (docs/configuration.md: `kubeconfig` (secret)), and what a plain value there gives
 away. A path to a file is not the secret itself, and stays allowed."""
 
 NAMES_A_SECRET = frozenset({"secret", "secretRef", "imagePullSecrets"})
 """Config keys whose value names a Secret (a Secret volume's `secret`, envFrom's `secretRef`), never holds one:
 read for a credential's format only, not judged by their name."""
 
-SECRETS_SECTION = "README.md#secrets-and-credentials"
-"""Where the README says how a job takes a secret."""
+SECRETS_SECTION = "docs/jobs.md#secrets-and-credentials"
+"""Where the docs say how a job takes a secret."""
 
 
 def _set_secret(path: str) -> str:

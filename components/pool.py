@@ -650,7 +650,7 @@ def _labels(spec: NodePoolSpec, creates_pools: bool) -> dict[str, str]:
         return dict(spec.labels)
     labels = {**spec.labels, POOL_LABEL: spec.name}
     if spec.node_check.enabled:
-        labels[NODE_CHECK_KEY] = "required"  # existing clusters' nodes register with it (README: Healthy nodes)
+        labels[NODE_CHECK_KEY] = "required"  # existing clusters' nodes register with it (docs/health.md)
     return labels
 
 

@@ -1,7 +1,7 @@
 """Every add-on the platform installs, pinned: chart or manifest, version, and where it comes from.
 
 One module, so that an upgrade is one reviewed diff. Each entry names the upstream it was read
-from; README lists them.
+from; docs/versions.md lists them.
 """
 
 from __future__ import annotations

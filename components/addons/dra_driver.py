@@ -2,7 +2,7 @@
 
 Keys and defaults are the chart's (kubernetes-sigs/dra-driver-nvidia-gpu v0.5.0 deployments/helm/
 dra-driver-nvidia-gpu/values.yaml). Installed only on stacks with a GB200 / GB300 pool. Hosts must not run their
-own `nvidia-imex` service beside it (NVIDIA/cloud-native-docs#453; README says so).
+own `nvidia-imex` service beside it (NVIDIA/cloud-native-docs#453; docs/fabrics.md says so).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every chart names its images differently. CHART_IMAGES lists, per chart, the values that name an image and the
 chart's default there, read at the pinned chart version (components/versions.py); `values` sets them through the
-mirror. UNREACHED names the charts whose images no value here rewrites, and why; README says the same.
+mirror. UNREACHED names the charts whose images no value here rewrites, and why; docs/addons.md says the same.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ class ImagesSpec(Spec):
     makes `alpine/k8s:1.34.1` `123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub/alpine/k8s:1.34.1` (Docker
     Hub's official images get their `library/`); the key `*` takes every other registry, its host kept. A
     registry the map does not name keeps its images. It applies to the stack's own pods, the jobs' images, every
-    per-image override, and the Helm charts' images through each chart's values (README, Images and mirrors).
+    per-image override, and the Helm charts' images through each chart's values (docs/addons.md, Images and mirrors).
     Default: none, every image from its upstream registry."""
     kubectl: ImageRef | None = Field(default=None, min_length=1)
     """The kubectl image (with a POSIX shell) of the node check's verdict and the fabric check's scale-up

@@ -179,7 +179,7 @@ class VolumeSpec(Spec):
     """nfs / filestore / efs / fsx-lustre / managed-lustre / s3 / gcs: the mount options of the class or volume
     made here, replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576,
     hard`; fsx-lustre and managed-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those
-    of their `use` (see README, "Object-store volumes")."""
+    of their `use` (see docs/storage.md, "Object-store volumes and checkpoints")."""
 
     @field_validator("size")
     @classmethod

@@ -30,8 +30,8 @@ RULES: tuple[Rule, ...] = (
         "low",
         "advisory",
         (legacy_launcher.__doc__ or "").strip(),
-        "name launcher: trainjob with the runtime of the job's family (the README's migration table maps every "
-        "field); a job Trainer v2.3 cannot run (elastic, envFrom) stays on its v1 launcher",
+        "name launcher: trainjob with the runtime of the job's family (docs/trainjob.md's migration table maps "
+        "every field); a job Trainer v2.3 cannot run (elastic, envFrom) stays on its v1 launcher",
         tuple(_BY_KIND),
         legacy_launcher,
         gpu_only=False,

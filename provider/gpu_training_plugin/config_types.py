@@ -930,7 +930,7 @@ has them); "0" turns it off. Default: 100Gi."""
     """nfs / filestore / efs / fsx-lustre / managed-lustre / s3 / gcs: the mount options of the class or volume
 made here, replacing the defaults whole. Default: nfs `nfsvers=4.1, nconnect=8, rsize=1048576, wsize=1048576,
 hard`; fsx-lustre and managed-lustre `flock`; filestore and efs none (their drivers' own); s3 and gcs those
-of their `use` (see README, "Object-store volumes")."""
+of their `use` (see docs/storage.md, "Object-store volumes and checkpoints")."""
 
 
 class StorageConfig(TypedDict):
@@ -1044,7 +1044,7 @@ repository per upstream) replaces the host: `{docker.io: 123456789012.dkr.ecr.us
 makes `alpine/k8s:1.34.1` `123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub/alpine/k8s:1.34.1` (Docker
 Hub's official images get their `library/`); the key `*` takes every other registry, its host kept. A
 registry the map does not name keeps its images. It applies to the stack's own pods, the jobs' images, every
-per-image override, and the Helm charts' images through each chart's values (README, Images and mirrors).
+per-image override, and the Helm charts' images through each chart's values (docs/addons.md, Images and mirrors).
 Default: none, every image from its upstream registry."""
     kubectl: NotRequired[str]
     """The kubectl image (with a POSIX shell) of the node check's verdict and the fabric check's scale-up

@@ -34,7 +34,8 @@ pytestmark = pytest.mark.engine
 EXAMPLE = REPO / "examples" / "typescript-workloads"
 NODE_MODULES = REPO / ".node" / "node_modules"
 TSC = NODE_MODULES / ".bin" / "tsc"
-README = (REPO / "README.md").read_text()
+COMPONENTS_PAGE = (REPO / "docs" / "components.md").read_text()
+"""The docs page on the component package, which says what `pulumi package add` generates."""
 
 
 @pytest.fixture(scope="session")
@@ -209,7 +210,9 @@ def test_a_go_program_using_the_generated_sdk_builds(codegen: Path, schema_file:
     sdk = _generate(codegen, schema_file, "go", project)
     module = (sdk / "go.mod").read_text().split()[1]
     (package,) = [p.name for p in sdk.iterdir() if p.is_dir()]
-    assert f"`{module}`" in README and f"`{package}`" in README, "the README names the Go module and package"
+    assert f"`{module}`" in COMPONENTS_PAGE and f"`{package}`" in COMPONENTS_PAGE, (
+        "docs/components.md names the Go module and package"
+    )
     sdk_version = engines.pinned(pulumicli.CLI, "github.com/pulumi/pulumi/sdk/v3")
     # What `pulumi package add` links into a Go project: the SDK's module, replaced by its folder.
     (project / "go.mod").write_text(
@@ -244,7 +247,7 @@ def test_the_generated_python_sdk_constructs_both_components(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (name,) = [p.name for p in sdk.iterdir() if (p / "__init__.py").is_file()]
-    assert f"`{name}`" in README, "the README names the Python package"
+    assert f"`{name}`" in COMPONENTS_PAGE, "docs/components.md names the Python package"
     monkeypatch.syspath_prepend(str(site))
     try:
         gpu = importlib.import_module(name)

@@ -1,4 +1,4 @@
-"""Priorities and sharing, as README's "Priorities and sharing" claims them, on the real schedulers.
+"""Priorities and sharing, as docs/scheduling.md ("Priorities and sharing") claims them, on the real schedulers.
 
 Volcano (a dev variant): a low-priority job fills the h100 pool, then a high-priority job asks for part of it;
 at dev's own namespace quota, the same pair preempts nothing.

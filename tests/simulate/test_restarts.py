@@ -1,4 +1,4 @@
-"""Whole-job retries as README's "When things fail" promises them, for the launchers that run on Jobs: the TrainJob
+"""Whole-job retries as docs/failures.md promises them, for the launchers that run on Jobs: the TrainJob
 (its runtime's JobSet restarts every rank together, a node fault without using up a retry) and the Indexed Job
 (backoffLimit counted in pods).
 

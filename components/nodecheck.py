@@ -29,13 +29,13 @@ from components.models import StackConfig
 from components.models.nodepool import (
     LEGACY_NODE_CHECK_TAINT_KEY,
     NODE_CHECK_FAILED_TAINT,
-    NODE_CHECK_KEY,
     NODE_CHECK_TAINT,
     NodeCheckSpec,
     Taint,
 )
 from components.observability import pack as observability
 from components.pool import Pool
+from components.wellknown import NODE_CHECK_KEY
 
 STARTUP_TAINT = NODE_CHECK_TAINT
 """The taint a checked pool's nodes come up with; the verdict removes it."""

@@ -8,10 +8,11 @@ from components.allocatable import pod_requests, unadvertised
 from components.errors import Issue
 from components.manifests.plan import JobPlan
 from components.manifests.trainingruntime import cluster_runtime
-from components.pool import POOL_LABEL, Pool
+from components.pool import Pool
 from components.rules.pods import templates
 from components.rules.podtemplate import PodTemplate
 from components.rules.trainjobs import TRAINJOB, trainjob_pods
+from components.wellknown import POOL_LABEL
 
 
 def pods_fit(pool: Pool, objects: list[dict[str, Any]], path: str, job: JobPlan | None = None) -> list[Issue]:

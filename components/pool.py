@@ -18,24 +18,13 @@ from components import catalog, fabricfit, providers, provisioning, quantity
 from components.errors import Issue
 from components.models.base import Spec
 from components.models.network import NetworkConfig, plugin_interfaces
-from components.models.nodepool import (
-    NODE_CHECK_KEY,
-    NODE_CHECK_TAINT,
-    CapacitySpec,
-    Fabric,
-    NodePoolSpec,
-    Taint,
-)
+from components.models.nodepool import NODE_CHECK_TAINT, CapacitySpec, Fabric, NodePoolSpec, Taint
 from components.podnetworks import PodNetwork, exposed_interfaces, pod_networks, rail_fields, rdma_resource
 from components.poolrules import Draft, Fit, Placement, ProviderRules, Provisioner
 from components.topology import Topology
-
-POOL_LABEL = "gpu-training/pool"
-"""The node label that pools this stack creates carry, and that jobs select on."""
+from components.wellknown import GPU_PRESENT_LABEL, NODE_CHECK_KEY, POOL_LABEL
 
 Provider = Literal["aws", "gcp", "existing"]
-GPU_PRESENT_LABEL = {"nvidia.com/gpu.present": "true"}
-"""The label GPU Feature Discovery (run by the GPU Operator) puts on every node with an NVIDIA GPU."""
 SYSTEM_POOL = "system"
 """The name of the untainted pool EKS and GKE stacks make for add-ons."""
 

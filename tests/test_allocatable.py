@@ -19,10 +19,11 @@ from components.manifests.plan import plan
 from components.manifests.trainingruntime import runtime_names
 from components.models import NetworkConfig, NodePoolSpec
 from components.podfit import pods_fit
-from components.pool import POOL_LABEL, Pool, resolve_pools
+from components.pool import Pool, resolve_pools
 from components.render import render
 from components.resolution import resolve_file
 from components.rules.pods import templates
+from components.wellknown import POOL_LABEL
 from tests.support.factories import ROCE_NETWORK, job, pool
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from components import nodecheck
 from components.errors import ConfigError
 from components.fabriccheck import IMAGES
-from components.models.nodepool import NODE_CHECK_KEY, NodeCheckSpec
+from components.models.nodepool import NodeCheckSpec
+from components.wellknown import NODE_CHECK_KEY
 from tests.addons.stacks import raw_config, stack_file
 from tests.support.factories import pool
 

@@ -13,7 +13,6 @@ from components import catalog, quantity
 from components.errors import Issue
 from components.models import NetworkConfig, NodePoolSpec
 from components.pool import (
-    POOL_LABEL,
     SYSTEM_RESERVE_CPU,
     SYSTEM_RESERVE_CPU_MIN,
     SYSTEM_RESERVE_MEMORY,
@@ -23,6 +22,7 @@ from components.pool import (
     RailUse,
     resolve_pools,
 )
+from components.wellknown import POOL_LABEL
 from tests.support.factories import ROCE_NETWORK, pool
 from tests.support.pools import A3, EXISTING, P5, REGION, SELECTOR, issue_at, one, resolve
 
@@ -467,8 +467,8 @@ def test_a_pool_finds_its_machine_in_the_catalog_on_any_provider() -> None:
 def test_the_autoscaler_ignores_the_node_check_taint_when_it_sizes_a_node_group() -> None:
     from components.addons import autoscaler
     from components.config import parse_stack
-    from components.models.nodepool import STARTUP_TAINT_PREFIX
     from components.resolution import resolve as resolve_stack
+    from components.wellknown import STARTUP_TAINT_PREFIX
 
     cluster = {"provider": "aws", "name": "c", "region": "us-east-1"}
     checked = resolve_stack(parse_stack({"cluster": cluster, "nodePools": [{**P5, "minNodes": 1}]}))

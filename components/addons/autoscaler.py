@@ -6,11 +6,11 @@ from __future__ import annotations
 from components import nodecheck
 from components.addons.install import HelmRelease, RemoteInstall
 from components.models import AwsClusterSpec
-from components.models.nodepool import STARTUP_TAINT_PREFIX
 from components.pool import Pool
 from components.stack import Stack
 from components.versions import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGES
 from components.versions import provisioning_request_crd as provisioning_request_crd_remote
+from components.wellknown import STARTUP_TAINT_PREFIX
 from components.wellknown import SYSTEM_NAMESPACE as NAMESPACE
 
 NAME = "cluster-autoscaler"

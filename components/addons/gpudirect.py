@@ -13,8 +13,9 @@ from typing import Any
 
 from components import gpudirect, versions
 from components.models.nodepool import GPUDIRECT_FABRICS
-from components.pool import POOL_LABEL, Pool
+from components.pool import Pool
 from components.stack import Stack
+from components.wellknown import POOL_LABEL
 from components.wellknown import SYSTEM_NAMESPACE as NAMESPACE
 
 GROUP = "networking.gke.io"

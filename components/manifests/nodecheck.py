@@ -9,7 +9,7 @@ from components.images import mirror_object
 from components.manifests.fabriccheck import script
 from components.manifests.meta import metadata
 from components.manifests.pod import SHM_VOLUME, env_list, shm_volume, tolerations
-from components.models.nodepool import NODE_CHECK_KEY, nccl_bytes
+from components.models.nodepool import nccl_bytes
 from components.nodecheck import (
     DCGM_WAIT_SECONDS,
     FAILED_TAINT,
@@ -22,6 +22,7 @@ from components.nodecheck import (
     STARTUP_TAINT,
     NodeCheck,
 )
+from components.wellknown import NODE_CHECK_KEY
 from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 
 SERVICE_ACCOUNT = "node-check"

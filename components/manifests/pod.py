@@ -12,8 +12,8 @@ from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL, volume_name
 from components.manifests.plan import JobPlan
 from components.manifests.serviceaccount import pod_service_account
 from components.models.nodepool import Taint
-from components.pool import POOL_LABEL
 from components.topology import KUEUE_GROUP
+from components.wellknown import POOL_LABEL
 
 SHM_VOLUME = "dshm"
 DEEPSPEED_VOLUME = "deepspeed-config"

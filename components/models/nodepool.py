@@ -9,6 +9,7 @@ from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from components.models.base import Count, DnsLabel, ImageRef, Number, Quantity, Spec, at, snake
 from components.models.network import NetworkSpec, RailsSpec
+from components.wellknown import GPU_TAINT_KEY, NODE_CHECK_KEY, STARTUP_TAINT_PREFIX
 
 Fabric = Literal["efa", "infiniband", "roce", "tcp", "tcpx", "tcpxo", "rdma"]
 """How GPUs talk across nodes: EFA (AWS), InfiniBand or RoCE through Multus (existing clusters),
@@ -16,14 +17,6 @@ GKE GPUDirect (tcpx, tcpxo, rdma), or TCP sockets on eth0."""
 GPUDIRECT_FABRICS = ("tcpx", "tcpxo", "rdma")
 """GKE's GPUDirect fabrics, each tied to its machine types."""
 
-GPU_TAINT_KEY = "nvidia.com/gpu"
-NODE_CHECK_KEY = "gpu-training/node-check"
-"""The label a checked pool's nodes come up with (`required`): where the node check runs. In earlier releases it
-was the startup taint's key too (`pending`, then `failed`)."""
-STARTUP_TAINT_PREFIX = "startup-taint.cluster-autoscaler.kubernetes.io/"
-"""A taint under this prefix is a startup taint to the Cluster Autoscaler with no flag (kubernetes/autoscaler
-cluster-autoscaler/utils/taints/taints.go StartupTaintPrefix): it is left out of node-group templates, so a
-pod that does not tolerate it still scales the group up, and a node carrying it counts as starting."""
 DcgmLevel = Literal[1, 2, 3, 4]
 NcclTest = Literal["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"]
 """The NCCL-tests collectives a fabric check can run."""

@@ -12,7 +12,7 @@ import re
 
 from components.manifests.meta import INSTANCE_LABEL, ROLE_LABEL
 from components.observability import dcgm, metrics
-from components.pool import POOL_LABEL
+from components.wellknown import POOL_LABEL
 
 GPU_ROLES = ("master", "worker", "chief")
 """The `gpu-training/role` of the pods that hold a job's GPUs (PyTorchJob master and workers, TFJob chief and

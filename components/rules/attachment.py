@@ -17,13 +17,13 @@ from components import catalog
 from components.fabric import EFA_RESOURCE, GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION
 from components.gpudirect import DEFAULT_NETWORK
 from components.models.nodepool import GPUDIRECT_FABRICS
-from components.pool import POOL_LABEL
 from components.rules import devices as fabric_devices
 from components.rules.pods import multi_node, resources, templates
 from components.rules.podtemplate import GPU, PodTemplate, count
 from components.rules.review import once
 from components.rules.rule import Advice, Rule, Settings
 from components.rules.subject import Subject
+from components.wellknown import POOL_LABEL
 
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 """The well-known node labels naming the instance (AWS) or machine (GKE) type."""

@@ -13,19 +13,14 @@ from typing import Any
 
 from components.manifests.nodecheck import CHECK_LABEL
 from components.manifests.pod import GPU_RESOURCE, tolerates
-from components.models.nodepool import (
-    GPU_TAINT_KEY,
-    LEGACY_NODE_CHECK_TAINT_KEY,
-    NODE_CHECK_FAILED_TAINT,
-    NODE_CHECK_TAINT,
-    Taint,
-)
+from components.models.nodepool import LEGACY_NODE_CHECK_TAINT_KEY, NODE_CHECK_FAILED_TAINT, NODE_CHECK_TAINT, Taint
 from components.rules.attachment import constraints, selects
 from components.rules.pods import resources, templates
 from components.rules.podtemplate import PodTemplate
 from components.rules.review import once
 from components.rules.rule import Advice, Rule, Settings
 from components.rules.subject import Subject
+from components.wellknown import GPU_TAINT_KEY
 
 ADDS_TOLERATIONS = ("eks", "gke")
 """Clusters that run the ExtendedResourceToleration admission plugin (EKS: every platform version's admission

@@ -7,9 +7,10 @@ from typing import Any
 
 from components import catalog
 from components.fabric import EFA_RESOURCE
-from components.pool import POOL_LABEL, Pool
+from components.pool import Pool
 from components.repair import EKS_AGENT_ADDON
 from components.rules.subject import Subject
+from components.wellknown import POOL_LABEL
 
 # Pulumi resource types of the clouds' GPU pools and file systems, as a preview names them.
 AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -25,13 +25,13 @@ from typing import Any
 from components import quantity, versions
 from components.addons import karpenter as karpenter_addon
 from components.models import AwsClusterSpec
-from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL
 from components.pool import Pool
 from components.render import Rendered
 from components.simulate import engines, kustomize, modfiles, nodes
 from components.simulate.client import Client, one_round
 from components.simulate.controlplane import ControlPlane, free_port, wait_probe
+from components.wellknown import NODE_CHECK_KEY
 
 MODULE = "sigs.k8s.io/karpenter"
 ENGINE = engines.Engine("karpenter", {"karpenter": f"{MODULE}/kwok"})

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.allocatable import allocatable
-from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL
 from components.overhead import node_labels
 from components.pool import Pool
 from components.topology import CLIQUE_LABEL, domain_sizes
+from components.wellknown import NODE_CHECK_KEY
 
 POOL_ANNOTATION = "gpu-training/simulated-pool"
 """Which of the stack's pools a fake node stands for (an annotation: nothing schedules by it)."""

@@ -10,9 +10,9 @@ import pytest
 
 from components.addons.gpudirect import objects
 from components.errors import ConfigError
-from components.pool import POOL_LABEL
 from components.render import render
 from components.stack import Stack
+from components.wellknown import POOL_LABEL
 from tests.addons.stacks import stack_file
 from tests.support.schemas import assert_valid
 from tests.support.workers import worker_pod

@@ -8,10 +8,11 @@ from typing import Any
 from components import nodecheck, rules
 from components.manifests import nodecheck as manifests
 from components.manifests import trainingjob
-from components.models.nodepool import NODE_CHECK_KEY, NodeCheckSpec
+from components.models.nodepool import NodeCheckSpec
 from components.pool import Pool
 from components.rules import Settings
 from components.rules.subjects import from_objects
+from components.wellknown import NODE_CHECK_KEY
 from tests.support.factories import gb200, planned, pool
 from tests.support.schemas import assert_valid
 

@@ -17,12 +17,12 @@ import pytest
 import yaml
 
 from components import quantity
-from components.models.nodepool import NODE_CHECK_KEY
 from components.nodecheck import RESULT_LABEL, STARTUP_TAINT
 from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import apply, engines, karpenter, nodes, simulation
 from components.simulate.client import Client, conditions_of
+from components.wellknown import NODE_CHECK_KEY
 from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 from tests.support import verdict, waiting
 

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
-from components.pool import POOL_LABEL
 from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import apply, controlplane, engines, kueue, nodes, volumes
 from components.simulate.client import Client, conditions_of
 from components.stack import Stack
+from components.wellknown import POOL_LABEL
 from tests.simulate.conftest import _unavailable, cluster_of, indexed_variant
 
 pytestmark = pytest.mark.simulate

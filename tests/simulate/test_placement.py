@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from components.pool import POOL_LABEL
 from components.render import render
 from components.simulate import apply, controlplane, volumes
 from components.simulate.client import Client, conditions_of
 from components.stack import Stack
+from components.wellknown import POOL_LABEL
 from tests.simulate.conftest import cluster_of, indexed_variant
 from tests.support.stacks import STACK_FILES
 

@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 
 _REFERENCE = re.compile(r"\[([A-Z][A-Z0-9]*)\]")
 _CHECKABLE = re.compile(r"https?://\S|\[[A-Z][A-Z0-9]*\]|[\w.-]+/[\w.#@-]")
+"""What a source must name to be checked against: a URL, a reference key, or a path (owner/repo#123, dir/file)."""
 
 
 class CatalogError(ValueError):
@@ -31,12 +32,13 @@ class CatalogError(ValueError):
 Text = Annotated[str, Field(min_length=1)]
 Count = Annotated[int, Field(ge=0)]
 Positive = Annotated[int, Field(ge=1)]
-Gbps = Annotated[int | float, Field(ge=0)]
-"""A figure as the file states it: an int stays an int, so what render prints from it does not change."""
+Figure = Annotated[int | float, Field(ge=0)]
+"""A bandwidth as the file states it: an int stays an int, so what render prints from it does not change."""
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    # Only a whole file is ever validated: its schema, rows included, is built then, once, and no other.
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 class _Cited(_Row):
@@ -84,7 +86,7 @@ class _Machine(_Cited):
     gpus: Positive
     vcpus: Positive
     memory_gib: Positive
-    busbw_floor_gbs: Gbps = 0
+    busbw_floor_gbs: Figure = 0
     busbw_floor_source: str = ""
 
     @model_validator(mode="after")
@@ -99,10 +101,10 @@ class AwsMachine(_Machine):
 
     efa_interfaces: Count
     network_cards: Positive
-    network_gbps: Gbps
+    network_gbps: Figure
     local_storage_gb: Count
     efa_card_indices: list[Count] = []
-    efa_gbps: Gbps = 0
+    efa_gbps: Figure = 0
     ultraservers: dict[int, Text] = {}
     """The UltraServers the type is sold in, by instances per UltraServer."""
 
@@ -117,7 +119,7 @@ class AwsFamily(_Family):
 class GcpMachine(_Machine):
     """One GCP machine type (see MachineType for each figure)."""
 
-    network_gbps: Gbps = 0
+    network_gbps: Figure = 0
     local_ssds: Count = 0
     local_ssd_gb: Positive | None = None
     """The size of one bundled local SSD, where it is not the usual 375 GB."""
@@ -167,19 +169,19 @@ class _File(_Row):
 
 
 class AwsFile(_File):
-    """aws.yaml."""
+    """aws.yaml: the AWS instance families and their sizes."""
 
     families: list[AwsFamily] = Field(min_length=1)
 
 
 class GcpFile(_File):
-    """gcp.yaml."""
+    """gcp.yaml: the GCP machine series and their machine types."""
 
     families: list[GcpFamily] = Field(min_length=1)
 
 
 class GpuFile(_File):
-    """gpus.yaml."""
+    """gpus.yaml: the GPU models with NVLink."""
 
     gpus: list[Gpu] = Field(min_length=1)
 

@@ -377,8 +377,8 @@ def test_impossible_figures_are_rejected(overrides: dict[str, object]) -> None:
         _machine(**overrides)
 
 
-# GPUDirect machines whose gIB tuner profile or least GKE version no source read names (components/catalog.py says
-# so beside them): A4X and A4X Max run gIB's own default tuning; A4X has no least version enforced.
+# GPUDirect machines whose gIB tuner profile or least GKE version no source read names (components/catalog/gcp.yaml
+# lists them as unverified): A4X and A4X Max run gIB's own default tuning; A4X has no least version enforced.
 UNSOURCED_TUNER = {"a4x-highgpu-4g", "a4x-maxgpu-4g-metal"}
 UNSOURCED_LEAST = {"a4x-highgpu-4g"}
 

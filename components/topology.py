@@ -139,7 +139,7 @@ _ASSUMED_DECLARED = 16
 def domain_sizes(
     topology: Topology, provider: str, machine_type: str | None, nvlink_nodes: int = 0
 ) -> dict[str, DomainSize]:
-    """Level name -> the nodes one domain of it holds (components/catalog.py's figures, the NVLink domain's, or an
+    """Level name -> the nodes one domain of it holds (the catalog's figures, the NVLink domain's, or an
     assumption where none is published), each coarser level a whole number of the finer one's domains."""
     known = topology_domains(provider, machine_type) if provider in ("aws", "gcp") else {}
     sizes: dict[str, DomainSize] = {}

@@ -32,7 +32,8 @@ from components.models import StackConfig
 from components.nodecheck import NodeCheck
 from components.observability import pack as observability
 from components.podfit import pods_fit
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from components.stack import Stack, default_queue, namespaces, pool_name
 from components.topology import provider_topology
 from components.versions import CLUSTER_AUTOSCALER_IMAGES

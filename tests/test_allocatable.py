@@ -19,7 +19,8 @@ from components.manifests.plan import plan
 from components.manifests.trainingruntime import runtime_names
 from components.models import NetworkConfig, NodePoolSpec
 from components.podfit import pods_fit
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from components.render import render
 from components.resolution import resolve_file
 from components.rules.pods import templates

@@ -19,7 +19,8 @@ from components.fabric import (
     profile,
 )
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from tests.support.factories import ROCE_NETWORK, SRIOV_NETWORK, pool
 
 IB_NETWORK = {

@@ -16,7 +16,7 @@ from components.fabriccheck import IMAGES, NETWORKS
 from components.manifests import fabriccheck as fabriccheck_manifests
 from components.models import NetworkConfig, NodePoolSpec
 from components.models.nodepool import FabricCheckSpec
-from components.pool import resolve_pools
+from components.pools import resolve_pools
 from tests.addons.stacks import stack_file
 from tests.support.factories import checked, gb200, pool
 from tests.support.schemas import assert_valid

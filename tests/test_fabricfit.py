@@ -13,7 +13,7 @@ from components import catalog
 from components.fabricfit import buildable, machine_fabrics
 from components.models.network import NetworkConfig
 from components.models.nodepool import Fabric, NodePoolSpec
-from components.pool import resolve_pools
+from components.pools import resolve_pools
 from tests.test_config import error_of
 
 FABRICS: tuple[str, ...] = get_args(Fabric)

@@ -13,7 +13,7 @@ from components.errors import ConfigError
 from components.manifests import trainingjob
 from components.manifests.plan import plan
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import resolve_pools
+from components.pools import resolve_pools
 from components.topology import KUEUE_REQUIRED, provider_topology
 from tests.support.factories import gb200, job, pool, with_topology, with_trainer
 from tests.support.schemas import assert_valid

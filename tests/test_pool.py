@@ -20,8 +20,8 @@ from components.pool import (
     Pool,
     Provider,
     RailUse,
-    resolve_pools,
 )
+from components.pools import resolve_pools
 from components.wellknown import POOL_LABEL
 from tests.support.factories import ROCE_NETWORK, pool
 from tests.support.pools import A3, EXISTING, P5, REGION, SELECTOR, issue_at, one, resolve

@@ -21,7 +21,7 @@ from components.manifests import trainingjob
 from components.manifests.plan import plan
 from components.manifests.trainingruntime import cluster_runtime, runtime_names
 from components.models import NetworkConfig, NodePoolSpec, TrainingJobSpec
-from components.pool import resolve_pools
+from components.pools import resolve_pools
 from components.rules import RULES
 
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's sentinel for a value known only after the update

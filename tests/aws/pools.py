@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 
 
 def aws_pool(**fields: Any) -> tuple[NodePoolSpec, Pool]:

@@ -9,7 +9,8 @@ import pytest
 
 from components.errors import Issue
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from tests.support.pools import P5, issue_at, one, resolve
 
 

@@ -12,7 +12,8 @@ import yaml
 
 from components.gcp import GkeCluster
 from components.models import GcpClusterSpec, NetworkConfig, NodePoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from tests.support.pulumi_mocks import RecordingMonitor, Registration, run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ from components.gcp import nodepool
 from components.gcp.gpunetworks import NetworkRef
 from components.models import NetworkConfig, NodePoolSpec
 from components.models.cluster import SystemPoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 
 REGION = "us-central1"
 ZONE = "us-central1-a"

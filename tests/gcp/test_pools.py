@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from components import catalog
 from components.errors import Issue
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from tests.support.pools import A3, issue_at, one, resolve
 
 

@@ -22,7 +22,8 @@ from components.manifests.queues import (
     volcano_queue,
 )
 from components.models import NetworkConfig, NodePoolSpec, QueueSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from components.wellknown import NODE_CHECK_NAMESPACE
 from tests.addons.stacks import stack_file
 from tests.support.factories import SRIOV_NETWORK, pool

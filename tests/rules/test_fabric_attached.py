@@ -16,7 +16,8 @@ from components import catalog, rules
 from components.fabric import EFA_RESOURCE, GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION
 from components.manifests import trainingjob
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from components.rules.rule import Settings
 from components.rules.subject import Subject
 from components.rules.subjects import from_objects, from_pools, from_resources

@@ -10,7 +10,8 @@ from components.manifests.plan import JobPlan, SchedulerKind, plan
 from components.manifests.trainingruntime import runtime_names
 from components.models import NetworkConfig, NodePoolSpec, TopologyLevelSpec, TrainingJobSpec
 from components.models.nodepool import FabricCheckSpec
-from components.pool import Pool, resolve_pools
+from components.pool import Pool
+from components.pools import resolve_pools
 from components.topology import provider_topology
 from components.versions import TRAINER_MPI_IMAGE
 

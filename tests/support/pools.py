@@ -6,7 +6,8 @@ from typing import Any
 
 from components.errors import Issue
 from components.models import NetworkConfig, NodePoolSpec
-from components.pool import Pool, Provider, resolve_pools
+from components.pool import Pool, Provider
+from components.pools import resolve_pools
 
 REGION: dict[str, str | None] = {"aws": "us-east-1", "gcp": "us-central1", "existing": None}
 """The cluster's region the helpers resolve each provider's pools in."""

@@ -272,7 +272,7 @@ def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_
         first = _until("two nodes under their check", lambda: len(c := _checking(client, "p5")) == 2 and c)
         for node in first.values():
             assert STARTUP_TAINT.key in {t["key"] for t in node["spec"].get("taints", [])}
-        own = verdict.service_account_kubeconfig(client, cluster.plane, tmp_path)
+        own = verdict.service_account_kubeconfig(cluster.plane, tmp_path)
         failed, passed = sorted(first)
         out = verdict.verdict(
             failed, verdict.records(tmp_path / "bad", ecc_errors=3, efa=32), own, scripts, env, kubectl

@@ -10,7 +10,6 @@ import functools
 from pathlib import Path
 
 import pytest
-import yaml
 
 from components.manifests import fabriccheck as manifests
 from components.render import render
@@ -18,6 +17,7 @@ from components.simulate import engines, simulation
 from components.simulate.client import conditions_of
 from components.validation import resolve_file
 from tests.support import accounts, verdict, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -27,11 +27,9 @@ WAIT = 120.0
 
 def _scaling_dev(tmp_path: Path) -> Path:
     """dev with a pool that keeps no node, so its fabric check runs on scale-up."""
-    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
-    doc["config"]["gpu-training:nodePools"][0]["minNodes"] = 0
-    path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+    return variant(
+        REPO / "Pulumi.dev.yaml", tmp_path, lambda config: config["gpu-training:nodePools"][0].update(minNodes=0)
+    )
 
 
 _until = functools.partial(waiting.until, wait=WAIT)

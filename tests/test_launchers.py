@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from components.launchers import Deployed
 from components.render import render
 from components.resolution import resolve
 from tests.support.pulumi_mocks import RecordingMonitor, use_stack
+from tests.support.stacks import variant
 from tests.test_config import BASE, stack
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,12 +143,12 @@ def test_any_outputs_are_read_without_error(jobs: dict[str, Any], addons: Any) -
 def test_the_stack_program_reads_a_scalar_default_launcher(
     pulumi_mocks: RecordingMonitor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    doc = yaml.safe_load((REPO / "examples/minimal/Pulumi.existing.yaml").read_text())
-    doc["config"]["gpu-training:defaultLauncher"] = "pytorch"
-    variant = tmp_path / "Pulumi.dev.yaml"
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
+    existing = REPO / "examples/minimal/Pulumi.existing.yaml"
+    dev = variant(
+        existing, tmp_path, lambda config: config.update({"gpu-training:defaultLauncher": "pytorch"}), "Pulumi.dev.yaml"
+    )
     monkeypatch.chdir(tmp_path)
-    use_stack(pulumi_mocks, variant)
+    use_stack(pulumi_mocks, dev)
     loaded = stacks.load()
     assert [p.spec.launcher for p in loaded.jobs] == ["pytorch"]
     reads = [c for c in pulumi_mocks.recording.calls if c.token == "pulumi:pulumi:readStackOutputs"]

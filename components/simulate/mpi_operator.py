@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from components.addons.operators import MPI_NAME
 from components.render import Rendered
 from components.simulate import engines, kustomize
 from components.simulate.controlplane import ControlPlane, Process, free_port, wait_log, wait_probe
+from components.wellknown import MPI_OPERATOR_INSTALL as MPI_NAME
 
 MODULE = "github.com/kubeflow/mpi-operator"
 HEALTH_ENV = "MPI_OPERATOR_HEALTH_ADDRESS"

@@ -24,11 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from components.addons.operators import TRAINING_NAME
 from components.render import Rendered
 from components.simulate import apply, engines, kustomize, webhooks
 from components.simulate.client import Client, status_of
 from components.simulate.controlplane import POLL, ControlPlane, StartError, free_port, wait_probe
+from components.wellknown import TRAINING_OPERATOR_INSTALL as TRAINING_NAME
 
 MODULE = "github.com/kubeflow/training-operator"
 """The module path of kubeflow/trainer's v1 line (the repository was renamed, its go.mod was not)."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,22 +13,12 @@ from hypothesis import strategies as st
 from components.fabric import ROCE_AUTO_GID_NCCL
 from components.fabriccheck import NETWORKS
 from components.manifests.fabriccheck import script
+from tests.support.verdict import Verdict, run
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "nccl-tests"
 EIGHT_GIB = 8 * 2**30
 
 pytestmark = pytest.mark.skipif(not (shutil.which("sh") and shutil.which("awk")), reason="needs sh and awk")
-
-
-@dataclass
-class Verdict:
-    status: int
-    out: str
-    termination: str
-
-    @property
-    def line(self) -> str:
-        return self.out.strip().splitlines()[-1]
 
 
 def judge(tmp_path: Path, log: Path | str, **env: str) -> Verdict:
@@ -52,16 +40,9 @@ def judge(tmp_path: Path, log: Path | str, **env: str) -> Verdict:
         "TERMINATION_LOG": str(termination),
         **env,
     }
-    done = subprocess.run(
-        ["sh", str(verdict), str(log)],
-        env={"PATH": os.environ["PATH"], **settings},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-    )
-    assert not done.stderr, done.stderr
-    return Verdict(done.returncode, done.stdout, termination.read_text().strip() if termination.exists() else "")
+    said = run(verdict, str(log), env={"PATH": os.environ["PATH"], **settings}, timeout=30, termination=termination)
+    assert not said.err, said.err
+    return said
 
 
 def test_a_healthy_efa_pair_passes_and_reports_every_size_and_the_average(tmp_path: Path) -> None:

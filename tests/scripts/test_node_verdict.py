@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,21 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.manifests.fabriccheck import script
+from tests.support.verdict import GOOD, Verdict, run
 
-GOOD = Path(__file__).resolve().parents[1] / "data" / "node-check" / "h100-roce"
 EIGHT_GIB = 8 * 2**30
 
 pytestmark = pytest.mark.skipif(not (shutil.which("sh") and shutil.which("awk")), reason="needs sh and awk")
-
-
-@dataclass
-class Verdict:
-    status: int
-    out: str
-
-    @property
-    def line(self) -> str:
-        return self.out.strip().splitlines()[-1]
 
 
 def node(tmp_path: Path, **files: str | None) -> Path:
@@ -61,15 +49,9 @@ def judge(tmp_path: Path, results: Path, **env: str) -> Verdict:
         "MAX_BYTES": str(EIGHT_GIB),
         **env,
     }
-    done = subprocess.run(
-        ["sh", str(scripts / "node-verdict.sh"), str(results)],
-        env={"PATH": os.environ["PATH"], **settings_},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert not done.stderr, done.stderr
-    return Verdict(done.returncode, done.stdout)
+    said = run(scripts / "node-verdict.sh", str(results), env={"PATH": os.environ["PATH"], **settings_})
+    assert not said.err, said.err
+    return said
 
 
 def gpus_with(line: int, text: str) -> str:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components import catalog
 from components.render import render
@@ -27,6 +26,7 @@ from components.simulate import (
     seed,
 )
 from components.stack import Stack
+from tests.support.stacks import variant
 
 
 def _unavailable(reason: str) -> None:
@@ -122,18 +122,17 @@ def cluster_of(
 def indexed_variant(stack_file: Path, tmp_path: Path, drop: tuple[str, ...], *, gang: bool) -> Stack:
     """The stack with every job launched as an Indexed Job (the job keys of other launchers in `drop` removed),
     and with no gang scheduler unless `gang`."""
-    doc = yaml.safe_load(stack_file.read_text())
-    config = doc["config"]
-    if not gang:
-        config["gpu-training:scheduler"] = {"type": "none"}
-        # Queued provisioning is Kueue's admission check: without a gang scheduler the pools' nodes are there from
-        # the start, as cluster_of makes them.
-        for pool in config.get("gpu-training:nodePools", []):
-            pool.pop("queuedProvisioning", None)
-    for job in config.get("gpu-training:jobs", []):
-        for key in drop:
-            job.pop(key, None)
-        job["launcher"] = "indexed"
-    variant = tmp_path / stack_file.name
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return resolve_file(variant)
+
+    def edit(config: dict[str, Any]) -> None:
+        if not gang:
+            config["gpu-training:scheduler"] = {"type": "none"}
+            # Queued provisioning is Kueue's admission check: without a gang scheduler the pools' nodes are there from
+            # the start, as cluster_of makes them.
+            for pool in config.get("gpu-training:nodePools", []):
+                pool.pop("queuedProvisioning", None)
+        for job in config.get("gpu-training:jobs", []):
+            for key in drop:
+                job.pop(key, None)
+            job["launcher"] = "indexed"
+
+    return resolve_file(variant(stack_file, tmp_path, edit))

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.immutable import replace_paths
 from components.render import render
 from components.resolution import resolve_file
 from components.simulate import apply, controlplane, crds, namespaces
 from components.simulate.client import Client
-from tests.support.stacks import STACK_FILES
+from tests.support import waiting
+from tests.support.stacks import STACK_FILES, variant
 
 pytestmark = pytest.mark.simulate
 
@@ -52,18 +51,17 @@ def test_every_object_is_accepted(stack_file: Path, control_plane, definitions) 
 
 def _edited(stack_file: Path, tmp_path: Path) -> Path:
     """The stack after a typical change: every job on a new image with one more env var, queues resized."""
-    doc = yaml.safe_load(stack_file.read_text())
-    config = doc["config"]
-    for job in config.get("gpu-training:jobs", []):
-        if isinstance(job, dict):
-            job["image"] = job.get("image", "registry.example.com/training:v1").rsplit(":", 1)[0] + ":edited"
-            job["env"] = {**job.get("env", {}), "SIMULATE_EDIT": "1"}
-    for queue in config.get("gpu-training:scheduler", {}).get("queues", []):
-        if "gpus" in queue:
-            queue["gpus"] = int(queue["gpus"]) * 2
-    edited = tmp_path / stack_file.name
-    edited.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return edited
+
+    def change(config: dict[str, Any]) -> None:
+        for job in config.get("gpu-training:jobs", []):
+            if isinstance(job, dict):
+                job["image"] = job.get("image", "registry.example.com/training:v1").rsplit(":", 1)[0] + ":edited"
+                job["env"] = {**job.get("env", {}), "SIMULATE_EDIT": "1"}
+        for queue in config.get("gpu-training:scheduler", {}).get("queues", []):
+            if "gpus" in queue:
+                queue["gpus"] = int(queue["gpus"]) * 2
+
+    return variant(stack_file, tmp_path, change)
 
 
 @pytest.mark.parametrize("stack_file", STACKS, ids=lambda p: str(p.relative_to(REPO)))
@@ -98,8 +96,6 @@ def _replace(client: Client, old: dict[str, Any] | None, new: dict[str, Any]) ->
     if old is None or all(_at(old, p) == _at(new, p) for p in replace_paths(new)):
         return False
     client.delete(old)
-    deadline = time.monotonic() + 30
-    while client.get(client.path_of(old)) is not None:  # foreground deletion waits for its dependents
-        assert time.monotonic() < deadline, f"{apply.key(old)} was not deleted in 30 s"
-        time.sleep(0.2)
+    # Foreground deletion waits for its dependents.
+    waiting.until(f"{apply.key(old)} deleted", lambda: client.get(client.path_of(old)) is None, wait=30, poll=0.2)
     return True

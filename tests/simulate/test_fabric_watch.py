@@ -7,21 +7,17 @@ leaves the pool alone until the verdict is deleted.
 from __future__ import annotations
 
 import functools
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from components.manifests import fabriccheck as manifests
 from components.render import render
 from components.resolution import resolve_file
 from components.simulate import engines, simulation
-from components.simulate.client import Client, conditions_of
-from components.simulate.controlplane import ControlPlane
-from tests.support import waiting
+from components.simulate.client import conditions_of
+from tests.support import accounts, verdict, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -31,21 +27,9 @@ WAIT = 120.0
 
 def _scaling_dev(tmp_path: Path) -> Path:
     """dev with a pool that keeps no node, so its fabric check runs on scale-up."""
-    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
-    doc["config"]["gpu-training:nodePools"][0]["minNodes"] = 0
-    path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-def _kubeconfig(client: Client, plane: ControlPlane, namespace: str, account: str, folder: Path) -> Path:
-    """A kubeconfig that is `account` (a TokenRequest), so that the watcher's own rights are what is tested."""
-    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token"
-    body = b'{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}'
-    token = json.loads(client.request("POST", path, body, "application/json"))["status"]["token"]
-    own = folder / f"{account}.kubeconfig"
-    own.write_text(plane.kubeconfig.read_text().replace(f"token: {plane.token}", f"token: {token}"))
-    return own
+    return variant(
+        REPO / "Pulumi.dev.yaml", tmp_path, lambda config: config["gpu-training:nodePools"][0].update(minNodes=0)
+    )
 
 
 _until = functools.partial(waiting.until, wait=WAIT)
@@ -70,26 +54,16 @@ def test_the_watcher_proves_a_scaled_up_pools_fabric_once_and_again_on_demand(tm
 
     with simulation.running(rendered, tmp_path / "cluster", 2, checks_pass=True) as cluster:
         client = cluster.client
-        own = _kubeconfig(client, cluster.plane, ns, manifests.watcher_name(check), folder)
+        own = accounts.kubeconfig(cluster.plane, ns, manifests.watcher_name(check), folder)
 
         def watch(**override: str) -> str:
-            done = subprocess.run(
-                ["sh", str(folder / "scripts" / manifests.WATCH_SCRIPT)],
-                env={
-                    **env,
-                    "TEMPLATE": str(template),
-                    "PATH": f"{kubectl.parent}{os.pathsep}{os.environ['PATH']}",
-                    "KUBECONFIG": str(own),
-                    "HOME": str(folder),  # kubectl's discovery cache
-                    **override,
-                },
-                capture_output=True,
-                text=True,
+            said = verdict.run(
+                folder / "scripts" / manifests.WATCH_SCRIPT,
+                env={**env, "TEMPLATE": str(template), **accounts.kubectl_env(kubectl, own, folder), **override},
                 timeout=120,
-                check=False,
             )
-            assert done.returncode == 0, f"the watcher failed:\n{done.stdout}\n{done.stderr}"
-            return done.stdout
+            assert said.status == 0, f"the watcher failed:\n{said.out}\n{said.err}"
+            return said.out
 
         job_path = f"/apis/batch/v1/namespaces/{ns}/jobs/{check.name}"
         result_path = f"/api/v1/namespaces/{ns}/configmaps/{check.result_name}"

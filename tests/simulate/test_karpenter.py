@@ -25,6 +25,7 @@ from components.simulate.client import Client, conditions_of
 from components.wellknown import NODE_CHECK_KEY
 from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
 from tests.support import verdict, waiting
+from tests.support.stacks import variant
 
 REPO = Path(__file__).resolve().parents[2]
 PROD = REPO / "Pulumi.prod.yaml"
@@ -71,19 +72,19 @@ def test_the_instance_types_are_the_catalogs_shaped_as_a_node_of_the_pool_advert
 
 
 def test_a_pool_without_a_zone_is_offered_in_every_zone_of_the_cluster(tmp_path: Path) -> None:
-    doc = yaml.safe_load(PROD.read_text())
-    config = doc["config"]
-    (pool,) = config["gpu-training:nodePools"]
-    del pool["zone"]
-    pool["fabric"] = "tcp"  # an EFA pool must name its zone
-    path = tmp_path / "Pulumi.anywhere.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    (shape,) = karpenter.instance_types(render(resolve_file(path)))
+    def edit(config: dict[str, Any]) -> None:
+        (pool,) = config["gpu-training:nodePools"]
+        del pool["zone"]
+        pool["fabric"] = "tcp"  # an EFA pool must name its zone
+
+    stack = resolve_file(variant(PROD, tmp_path, edit, "Pulumi.anywhere.yaml"))
+    (shape,) = karpenter.instance_types(render(stack))
     zones = [
         next(r["values"] for r in o["Requirements"] if r["key"] == "topology.kubernetes.io/zone")
         for o in shape["offerings"]
     ]
-    assert zones == [[zone] for zone in config["gpu-training:cluster"]["availabilityZones"]]
+    cluster = yaml.safe_load(PROD.read_text())["config"]["gpu-training:cluster"]
+    assert zones == [[zone] for zone in cluster["availabilityZones"]]
 
 
 def test_the_node_pools_run_as_rendered_but_for_their_node_class() -> None:
@@ -173,15 +174,14 @@ def test_prods_karpenter_pool_scales_from_zero_and_its_jobs_run_whole_on_exactly
 def _without_node_check(tmp_path: Path) -> Rendered:
     """prod with the pool's node check off, the scheduler's topology on, and its 2-node MPIJob alone, its NodePool
     consolidating after CONSOLIDATE_AFTER."""
-    doc = yaml.safe_load(PROD.read_text())
-    config = doc["config"]
-    (pool,) = config["gpu-training:nodePools"]
-    pool["nodeCheck"] = {"enabled": False}
-    config["gpu-training:scheduler"]["topology"] = {"enabled": True}
-    config["gpu-training:jobs"] = [j for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
-    path = tmp_path / "Pulumi.prod-unchecked.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    rendered = render(resolve_file(path))
+
+    def edit(config: dict[str, Any]) -> None:
+        (pool,) = config["gpu-training:nodePools"]
+        pool["nodeCheck"] = {"enabled": False}
+        config["gpu-training:scheduler"]["topology"] = {"enabled": True}
+        config["gpu-training:jobs"] = [j for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
+
+    rendered = render(resolve_file(variant(PROD, tmp_path, edit, "Pulumi.prod-unchecked.yaml")))
     (node_pool,) = karpenter.node_pools(rendered.objects)
     disruption = node_pool["spec"]["disruption"]
     assert disruption["consolidationPolicy"] == "WhenEmpty"
@@ -216,10 +216,12 @@ def test_without_the_node_check_karpenter_scales_up_and_removes_the_nodes_once_e
         assert len(busy) == 2 and not [n for n in busy if n["metadata"].get("deletionTimestamp")]
         busy_until = datetime.now(UTC)  # the pods' deletion, their nodes' last pod event, comes after
         simulation.remove(cluster, workload)
-        deadline = time.monotonic() + WAIT
-        while _nodes(client, "p5") or _claims(client, "p5"):
-            assert time.monotonic() < deadline, "Karpenter left the empty nodes"
-            time.sleep(0.5)
+        waiting.until(
+            "Karpenter removed the empty nodes and their NodeClaims",
+            lambda: not _nodes(client, "p5") and not _claims(client, "p5"),
+            lambda: f"left: {[n['metadata']['name'] for n in _nodes(client, 'p5')]}",
+            wait=WAIT,
+        )
         # Karpenter's own decisions, logged: its emptiness method deleting both nodes, with no replacement, no sooner
         # than consolidateAfter after the nodes emptied. The two pods go in their own time, so Karpenter may find one
         # node empty a round before the other: one decision for both, or one for each.
@@ -254,12 +256,7 @@ def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_
     """prod's 2-node MPIJob from zero, nodes held under the startup taint for the real verdict: one node fails its
     check, the verdict (the real kubectl, as the check's own service account) deletes its NodeClaim, Karpenter
     removes it and launches another, and once that one passes the gang runs on the two nodes that passed."""
-    doc = yaml.safe_load(PROD.read_text())
-    config = doc["config"]
-    config["gpu-training:jobs"] = [_as_mpijob(j) for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
-    path = tmp_path / "Pulumi.prod-gang.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    rendered = render(resolve_file(path))
+    rendered = _nccl_only(tmp_path)
     (workload,) = rendered.workloads
     check = next(o for o in rendered.objects if o["kind"] == "DaemonSet" and o["metadata"]["namespace"] == NAMESPACE)
     env = verdict.verdict_env(check)
@@ -273,7 +270,7 @@ def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_
         first = _until("two nodes under their check", lambda: len(c := _checking(client, "p5")) == 2 and c)
         for node in first.values():
             assert STARTUP_TAINT.key in {t["key"] for t in node["spec"].get("taints", [])}
-        own = verdict.service_account_kubeconfig(client, cluster.plane, tmp_path)
+        own = verdict.service_account_kubeconfig(cluster.plane, tmp_path)
         failed, passed = sorted(first)
         out = verdict.verdict(
             failed, verdict.records(tmp_path / "bad", ecc_errors=3, efa=32), own, scripts, env, kubectl
@@ -307,12 +304,10 @@ def _as_mpijob(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _nccl_only(tmp_path: Path) -> Rendered:
-    doc = yaml.safe_load(PROD.read_text())
-    config = doc["config"]
-    config["gpu-training:jobs"] = [_as_mpijob(j) for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
-    path = tmp_path / "Pulumi.prod-nccl.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(path))
+    def edit(config: dict[str, Any]) -> None:
+        config["gpu-training:jobs"] = [_as_mpijob(j) for j in config["gpu-training:jobs"] if j["name"] == "nccl-tests"]
+
+    return render(resolve_file(variant(PROD, tmp_path, edit, "Pulumi.prod-nccl.yaml")))
 
 
 def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -11,13 +11,11 @@ cluster: the queues' and Workloads' status, the Job, its pods and their nodes' l
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.render import Rendered, render
 from components.resolution import resolve_file
@@ -26,6 +24,8 @@ from components.simulate.client import Client, conditions_of
 from components.stack import Stack
 from components.wellknown import POOL_LABEL
 from tests.simulate.conftest import _unavailable, cluster_of, indexed_variant
+from tests.support import diagnosis, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -77,28 +77,19 @@ def _kueue_cluster(
     return plane, client, rendered
 
 
-def _diagnosis(plane: controlplane.ControlPlane, client: Client, namespace: str) -> str:
-    log = plane.folder / "kueue.log"
-    tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:]) if log.exists() else ""
-    events = [f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e.get('message')}" for e in
-              client.list("v1", "Event", namespace)][-10:]  # fmt: skip
-    return f"\nevents: {events}\nkueue log:\n{tail}"
-
-
 def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
     conditions = conditions_of(obj)
     return next((c for c in conditions if c["type"] == kind), {})
 
 
 def _wait(what: str, check: Callable[[], Any], plane: controlplane.ControlPlane, client: Client) -> Any:
-    """`check()`'s first truthy value within WAIT seconds; else the test fails with Kueue's log and events."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        plane.check_alive()
-        if found := check():
-            return found
-        time.sleep(0.5)
-    pytest.fail(f"{what} within {WAIT:.0f} s{_diagnosis(plane, client, 'training')}")
+    """`check()`'s first truthy value within WAIT seconds; else the test fails with Kueue's log and events (and at
+    once if a process of the plane exits)."""
+
+    def seen() -> str:
+        return diagnosis.events(client, "training", 10) + "\n" + diagnosis.logs(plane, "kueue", lines=30)
+
+    return waiting.until(what, check, seen, wait=WAIT, plane=plane)
 
 
 def _workload_of(client: Client, owner: dict[str, Any]) -> dict[str, Any] | None:
@@ -223,11 +214,9 @@ def test_kueue_admits_the_stacks_job_into_one_topology_domain_and_holds_one_beyo
 def test_kueue_admits_the_stacks_pytorchjob(control_plane, kwok_binary, definitions, kueue_binary, tmp_path) -> None:
     """Kueue's PyTorchJob integration, on because the stack runs the Training Operator for a job that names the
     legacy launcher: the job is queued, admitted and released to its operator."""
-    doc = yaml.safe_load(GKE.read_text())
-    doc["config"]["gpu-training:jobs"][0]["launcher"] = "pytorch"
-    variant = tmp_path / GKE.name
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
-    stack = resolve_file(variant)
+    stack = resolve_file(
+        variant(GKE, tmp_path, lambda config: config["gpu-training:jobs"][0].update(launcher="pytorch"))
+    )
     plane, client, rendered = _kueue_cluster(control_plane, kwok_binary, definitions, stack)
     _wait("the stack's ClusterQueues Active", lambda: _cluster_queues_active(client, rendered), plane, client)
     job = next(o for o in rendered.objects if o["kind"] == "PyTorchJob")

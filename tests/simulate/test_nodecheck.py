@@ -73,7 +73,7 @@ def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_p
 
         failed, *passed = nodes
         bad = verdict.records(tmp_path / "bad", ecc_errors=3)
-        own = verdict.service_account_kubeconfig(client, cluster.plane, tmp_path)
+        own = verdict.service_account_kubeconfig(cluster.plane, tmp_path)
         out = verdict.verdict(failed, bad, own, scripts, env, kubectl)
         assert "FAIL node" in out and "3 uncorrected ECC errors" in out
         for name in passed:

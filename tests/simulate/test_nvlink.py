@@ -11,18 +11,19 @@ the scheduler would take one free node in each domain.
 
 from __future__ import annotations
 
-import time
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components import nvlink
 from components.render import Rendered, Workload, render
 from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client, status_of
+from tests.support import waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -34,53 +35,45 @@ HELD = 20.0
 
 
 def _stack(tmp_path: Path, scheduler: str = "volcano") -> Rendered:
-    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
-    config = doc["config"]
-    if scheduler == "none":
-        config["gpu-training:scheduler"] = {"type": "none"}
-        config["gpu-training:trainer"] = {"enabled": False}
-    elif scheduler == "kueue":
-        config["gpu-training:scheduler"] = {
-            "type": "kueue",
-            "queues": [{"name": "research", "gpus": NODES * 4}],
-            "topology": {"enabled": True, "levels": [{"name": "row", "nodeLabel": "example.com/row"}]},
-        }
-        config["gpu-training:trainer"] = {"enabled": False}
-    config["gpu-training:nodePools"] = [
-        {
-            "name": "gb200",
-            "gpusPerNode": 4,
-            "gpuModel": "NVIDIA GB200",
-            "minNodes": NODES,
-            "maxNodes": NODES,
-            "nvlinkDomainNodes": DOMAIN,
-            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"},
-        }
-    ]
-    job: dict[str, Any] = {"image": "registry.example.com/training:v2.0", "command": ["train.py"], "nodes": DOMAIN}
-    if scheduler == "kueue":
-        job["scheduler"] = {"queue": "research"}
-    config["gpu-training:jobs"] = [
-        {"name": "mnnvl-torch", "launcher": "pytorch", **job},
-        {"name": "mnnvl-indexed", "launcher": "indexed", **job},
-    ]
-    path = tmp_path / "Pulumi.gb200.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(path))
+    def edit(config: dict[str, Any]) -> None:
+        if scheduler == "none":
+            config["gpu-training:scheduler"] = {"type": "none"}
+            config["gpu-training:trainer"] = {"enabled": False}
+        elif scheduler == "kueue":
+            config["gpu-training:scheduler"] = {
+                "type": "kueue",
+                "queues": [{"name": "research", "gpus": NODES * 4}],
+                "topology": {"enabled": True, "levels": [{"name": "row", "nodeLabel": "example.com/row"}]},
+            }
+            config["gpu-training:trainer"] = {"enabled": False}
+        config["gpu-training:nodePools"] = [
+            {
+                "name": "gb200",
+                "gpusPerNode": 4,
+                "gpuModel": "NVIDIA GB200",
+                "minNodes": NODES,
+                "maxNodes": NODES,
+                "nvlinkDomainNodes": DOMAIN,
+                "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"},
+            }
+        ]
+        job: dict[str, Any] = {"image": "registry.example.com/training:v2.0", "command": ["train.py"], "nodes": DOMAIN}
+        if scheduler == "kueue":
+            job["scheduler"] = {"queue": "research"}
+        config["gpu-training:jobs"] = [
+            {"name": "mnnvl-torch", "launcher": "pytorch", **job},
+            {"name": "mnnvl-indexed", "launcher": "indexed", **job},
+        ]
+
+    return render(resolve_file(variant(REPO / "Pulumi.dev.yaml", tmp_path, edit, "Pulumi.gb200.yaml")))
 
 
 def _workload(rendered: Rendered, name: str) -> Workload:
     return next(w for w in rendered.workloads if w.plan.name == name)
 
 
-def _until(check: Any, what: str, timeout: float = TIMEOUT) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(1)
+_until = functools.partial(waiting.until, wait=TIMEOUT, poll=1)
+"""Wait for what the controllers and the scheduler do in their own time (tests/support/waiting.py)."""
 
 
 def _claims(client: Client, job: str) -> list[dict[str, Any]]:
@@ -89,6 +82,14 @@ def _claims(client: Client, job: str) -> list[dict[str, Any]]:
     names = [s["resourceClaimName"] for p in pods for s in status_of(p).get("resourceClaimStatuses", [])]
     claims = [client.get(f"/apis/resource.k8s.io/v1/namespaces/training/resourceclaims/{n}") for n in names]
     return claims if len(claims) == DOMAIN and all(c and status_of(c).get("allocation") for c in claims) else []
+
+
+def _blocked(client: Client, *nodes: str) -> dict[str, dict[str, Any]]:
+    """Another team's pod on each of `nodes`, holding all its GPUs; by node."""
+    blockers = {node: _blocker(node) for node in nodes}
+    for blocker in blockers.values():
+        client.apply(blocker)
+    return blockers
 
 
 def _blocker(node: str) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def _one_domain(cluster: simulation.Cluster, workload: Workload, labels: dict[st
     assert template is not None, f"the controller made no channel template for {name}"
     (request,) = template["spec"]["spec"]["devices"]["requests"]
     assert request["exactly"]["deviceClassName"] == nvlink.CHANNEL_DEVICE_CLASS
-    claims = _until(lambda: _claims(client, name), f"{name}'s channel claims")
+    claims = _until(f"{name}'s channel claims allocated", lambda: _claims(client, name))
     allocated = {c["status"]["allocation"]["devices"]["results"][0]["pool"] for c in claims}
     assert allocated == set(gpu_nodes), (allocated, gpu_nodes)
     return gpu_nodes
@@ -145,9 +146,7 @@ def test_the_second_pod_waits_for_room_in_the_first_ones_nvlink_domain(binaries,
     with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
         client = cluster.client
         labels = _labels(client)
-        blockers = {node: _blocker(node) for node in ("gb200-1", "gb200-2")}
-        for blocker in blockers.values():
-            client.apply(blocker)
+        blockers = _blocked(client, "gb200-1", "gb200-2")
         indexed = _workload(rendered, "mnnvl-indexed")
         held = simulation.place(cluster, indexed, HELD)
         assert held.bound == 1, f"the job's pods should wait for one domain: {held}"
@@ -183,9 +182,7 @@ def test_kueue_admits_a_domain_job_only_where_one_nvlink_domain_has_room(binarie
     with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
         client = cluster.client
         labels = _labels(client)
-        blockers = {node: _blocker(node) for node in ("gb200-1", "gb200-2")}
-        for blocker in blockers.values():
-            client.apply(blocker)
+        blockers = _blocked(client, "gb200-1", "gb200-2")
         held = simulation.place(cluster, indexed, HELD)
         assert held.bound == 0, f"admitted across NVLink domains: {held}"
         client.delete(blockers["gb200-1"], propagation="Background")

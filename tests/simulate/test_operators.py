@@ -10,14 +10,13 @@ they injected into the stored pod specs, the nodes the pods are bound to and the
 from __future__ import annotations
 
 import copy
+import functools
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import yaml
 
 from components.render import Rendered, render
 from components.resolution import resolve_file
@@ -26,6 +25,8 @@ from components.simulate.client import Client, ClientError, conditions_of
 from components.simulate.controlplane import ControlPlane
 from components.simulate.nodes import KWOK_ANNOTATION
 from tests.simulate.conftest import cluster_of
+from tests.support import diagnosis, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -44,13 +45,13 @@ T = TypeVar("T")
 
 def _without_gang_scheduler(tmp_path: Path) -> Rendered:
     """dev, with no gang scheduler (Volcano is another test's), every job keeping its launcher."""
-    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
-    doc["config"]["gpu-training:scheduler"] = {"type": "none"}
-    for job in doc["config"]["gpu-training:jobs"]:
-        job.pop("scheduler", None)  # a Volcano queue
-    variant = tmp_path / "Pulumi.dev.yaml"
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(variant))
+
+    def edit(config: dict[str, Any]) -> None:
+        config["gpu-training:scheduler"] = {"type": "none"}
+        for job in config["gpu-training:jobs"]:
+            job.pop("scheduler", None)  # a Volcano queue
+
+    return render(resolve_file(variant(REPO / "Pulumi.dev.yaml", tmp_path, edit)))
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def cluster(control_plane, kwok_binary, definitions, tmp_path) -> tuple[ControlP
     rest = [o for o in rendered.objects if o["kind"] not in JOB_KINDS]
     refused = [o for o in apply.apply_all(client, rest + volumes.stand_ins(rest)) if not o.accepted and not o.skipped]
     assert not refused, refused
-    _until(plane, "claims bound", lambda: all(c["status"].get("phase") == "Bound" for c in _claims(client)))
+    waiting.claims_bound(client, wait=WAIT)
     return plane, rendered
 
 
@@ -85,23 +86,9 @@ def _system_node() -> dict[str, Any]:
     }
 
 
-def _claims(client: Client) -> list[dict[str, Any]]:
-    return client.list("v1", "PersistentVolumeClaim")
-
-
 def _until(plane: ControlPlane, what: str, check: Callable[[], T]) -> T:
     """check()'s first truthy value within WAIT; else fail with the operators' logs and the events."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.5)
-    tails = [
-        f"--- {name}.log\n" + "\n".join((plane.folder / f"{name}.log").read_text(errors="replace").splitlines()[-25:])
-        for name in ("training-operator", "mpi-operator")
-    ]
-    events = [f"{e['involvedObject']['name']}: {e.get('message')}" for e in plane.client().list("v1", "Event")]
-    pytest.fail(f"not {what} in {WAIT:.0f} s\n" + "\n".join(tails) + "\n--- events\n" + "\n".join(events[-15:]))
+    return waiting.until(what, check, lambda: diagnosis.of(plane, None, "training-operator", "mpi-operator"), wait=WAIT)
 
 
 def _job(rendered: Rendered, kind: str, name: str) -> dict[str, Any]:
@@ -222,12 +209,8 @@ def _restart(client: Client, pod: dict[str, Any], container: str, count: int) ->
     pytest.fail(f"could not report the restarts of {pod['metadata']['name']}")
 
 
-def _holds(plane: ControlPlane, what: str, check: Callable[[], bool], seconds: float = SETTLE) -> None:
-    """check() stays true for `seconds` (long enough for the operators to have reconciled what changed)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert check(), what
-        time.sleep(0.5)
+_holds = functools.partial(waiting.holds, seconds=SETTLE)
+"""check() stays true long enough for the operators to have reconciled what changed (tests/support/waiting.py)."""
 
 
 def test_the_operators_fail_a_job_after_the_retries_the_stack_promises(cluster) -> None:
@@ -248,7 +231,6 @@ def test_the_operators_fail_a_job_after_the_retries_the_stack_promises(cluster) 
         for pod in pods:
             _restart(client, pod, "pytorch", fault)
     _holds(
-        plane,
         f"llama-finetune running after {retries - 1} whole-job retries",
         lambda: _conditions(client, job).get("Failed") != "True" and len(_pods(client, job)) == 4,
     )
@@ -283,7 +265,6 @@ def test_the_operators_fail_a_job_after_the_retries_the_stack_promises(cluster) 
 
     _restart(client, launcher, "launcher", limit - 1)
     _holds(
-        plane,
         f"nccl-allreduce running after {limit - 1} launcher retries",
         lambda: failed(launcher_job) is None and _conditions(client, mpi).get("Failed") != "True",
     )

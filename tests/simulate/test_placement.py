@@ -10,7 +10,6 @@ assertion reads the cluster's state: the pods' nodes and phases, and the schedul
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from components.simulate.client import Client, conditions_of
 from components.stack import Stack
 from components.wellknown import POOL_LABEL
 from tests.simulate.conftest import cluster_of, indexed_variant
+from tests.support import diagnosis, waiting
 from tests.support.stacks import STACK_FILES
 
 pytestmark = pytest.mark.simulate
@@ -51,30 +51,25 @@ def _pods(client: Client, job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _wait_running(client: Client, job: dict[str, Any], count: int) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
+    def running() -> list[dict[str, Any]] | None:
         pods = _pods(client, job)
-        if len(pods) == count and all(p["status"].get("phase") == "Running" for p in pods):
-            return pods
-        time.sleep(0.5)
-    reasons = [e.get("message") for e in client.list("v1", "Event", job["metadata"]["namespace"])]
-    pytest.fail(f"{job['metadata']['name']}: not {count} pods Running in {WAIT:.0f} s; events: {reasons[-5:]}")
+        return pods if len(pods) == count and all(p["status"].get("phase") == "Running" for p in pods) else None
 
-
-def _wait_bound(client: Client) -> None:
-    """Until every claim is bound to its stand-in volume, so that pods wait on nothing but their node."""
-    deadline = time.monotonic() + WAIT
-    while any(c["status"].get("phase") != "Bound" for c in client.list("v1", "PersistentVolumeClaim")):
-        assert time.monotonic() < deadline, "claims not bound"
-        time.sleep(0.5)
+    return waiting.until(
+        f"{job['metadata']['name']}: {count} pods Running",
+        running,
+        lambda: diagnosis.events(client, job["metadata"]["namespace"], 5),
+        wait=WAIT,
+    )
 
 
 def _delete(client: Client, job: dict[str, Any]) -> None:
     client.delete(job)
-    deadline = time.monotonic() + WAIT
-    while client.get(client.path_of(job)) is not None or _pods(client, job):
-        assert time.monotonic() < deadline, f"{job['metadata']['name']} was not deleted"
-        time.sleep(0.5)
+    waiting.until(
+        f"{job['metadata']['name']} and its pods deleted",
+        lambda: client.get(client.path_of(job)) is None and not _pods(client, job),
+        wait=WAIT,
+    )
 
 
 @pytest.mark.parametrize("stack_file", STACKS, ids=lambda p: str(p.relative_to(REPO)))
@@ -88,7 +83,7 @@ def test_every_job_runs_whole_on_its_own_pools_nodes(
     assert jobs, "the stack has jobs to place"
     rest = apply.apply_all(client, [o for o in objects if o["kind"] != "Job"] + volumes.stand_ins(list(objects)))
     assert not [o for o in rest if not o.accepted and not o.skipped]
-    _wait_bound(client)
+    waiting.claims_bound(client, wait=WAIT)
     for job in jobs:  # one at a time: without a gang scheduler, two jobs on one pool may each get half
         [outcome] = apply.apply_all(client, [job])
         assert outcome.accepted, outcome.message
@@ -112,21 +107,22 @@ def test_a_worker_asking_what_the_nodes_lack_stays_pending_with_the_schedulers_r
     for container in job["spec"]["template"]["spec"]["containers"]:
         for side in ("requests", "limits"):
             container["resources"][side]["hugepages-2Mi"] = "5120Mi"
-    _wait_bound(client)
+    waiting.claims_bound(client, wait=WAIT)
     [outcome] = apply.apply_all(client, [job])
     assert outcome.accepted, outcome.message
-    deadline = time.monotonic() + WAIT
-    reasons: list[str] = []
-    while time.monotonic() < deadline:
-        reasons = [
+
+    def reasons() -> list[str]:
+        return [
             c.get("message", "")
             for pod in _pods(client, job)
             for c in conditions_of(pod)
             if c["type"] == "PodScheduled" and c["status"] == "False"
         ]
-        if reasons and all("Insufficient hugepages-2Mi" in r for r in reasons):
-            break
-        time.sleep(0.5)
-    else:
-        pytest.fail(f"the scheduler gave no such reason: {reasons}")
+
+    waiting.until(
+        "the scheduler's reason Insufficient hugepages-2Mi for every worker",
+        lambda: (said := reasons()) and all("Insufficient hugepages-2Mi" in r for r in said),
+        lambda: f"the scheduler's reasons: {reasons()}",
+        wait=WAIT,
+    )
     assert not [p for p in _pods(client, job) if p["spec"].get("nodeName")], "no worker was placed"

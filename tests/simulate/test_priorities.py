@@ -10,19 +10,20 @@ assertion reads the cluster: pods, PodGroups, Workloads and their conditions, ev
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.render import Rendered, Workload, render
 from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client, ClientError, conditions_of, status_of
+from tests.support import diagnosis, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -44,11 +45,7 @@ HIGH, LOW = "training-high", "training-low"
 
 def _variant(stack_file: Path, tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Rendered:
     """The stack file with `edit` applied to its config, rendered."""
-    doc = yaml.safe_load(stack_file.read_text())
-    edit(doc["config"])
-    path = tmp_path / stack_file.name
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(path))
+    return render(resolve_file(variant(stack_file, tmp_path, edit)))
 
 
 def _job(name: str, nodes: int, priority: str, queue: str, pool: str | None = None) -> dict[str, Any]:
@@ -69,13 +66,10 @@ def _workload(rendered: Rendered, name: str) -> Workload:
     return next(w for w in rendered.workloads if w.workload["metadata"]["name"] == name)
 
 
-def _until(what: str, check: Callable[[], Any], diagnosis: Callable[[], str], wait: float = WAIT) -> Any:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.5)
-    pytest.fail(f"{what}: not within {wait:.0f} s\n{diagnosis()}")
+_until = functools.partial(waiting.until, wait=WAIT)
+"""Wait for what the schedulers do in their own time (tests/support/waiting.py)."""
+_holds = functools.partial(waiting.holds, seconds=HOLD, poll=1)
+"""Watch an outcome holding for several of the schedulers' cycles (tests/support/waiting.py)."""
 
 
 def _pods(client: Client, job: str) -> list[dict[str, Any]]:
@@ -96,10 +90,6 @@ def _running(client: Client, job: str) -> list[dict[str, Any]]:
 
 def _events(client: Client, reason: str | None = None) -> list[dict[str, Any]]:
     return [e for e in client.list("v1", "Event", NAMESPACE) if reason is None or e.get("reason") == reason]
-
-
-def _log(cluster: simulation.Cluster, prefix: str, lines: int = 40) -> str:
-    return "\n".join(f"--- {p.name}\n{p.tail(lines)}" for p in cluster.plane.processes if p.name.startswith(prefix))
 
 
 # --- Volcano -------------------------------------------------------------------------------------------------
@@ -139,8 +129,8 @@ def test_volcano_a_high_priority_job_preempts_part_of_a_low_one_filling_the_pool
     with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
         client = cluster.client
 
-        def diagnosis() -> str:
-            return _event_lines(client) + "\n" + _log(cluster, "volcano-scheduler", 60)
+        def seen() -> str:
+            return diagnosis.of(cluster.plane, NAMESPACE, "volcano-scheduler", last=25, lines=60)
 
         sweep = simulation.place(cluster, _workload(rendered, VOLCANO_SWEEP), WAIT)
         assert sweep.whole and sweep.gang == "Running", sweep
@@ -157,7 +147,7 @@ def test_volcano_a_high_priority_job_preempts_part_of_a_low_one_filling_the_pool
             running = _running(client, VOLCANO_DEADLINE)
             return running if len(running) == 2 else []
 
-        placed = _until("the high-priority job Running on two nodes", deadline_running, diagnosis)
+        placed = _until("the high-priority job Running on two nodes", deadline_running, seen)
         taken = {p["spec"]["nodeName"] for p in placed}
         assert taken <= set(sweep.nodes), f"the high job ran on the sweep's nodes: {taken}"
         evicted = {
@@ -182,28 +172,23 @@ def test_volcano_a_high_priority_job_preempts_part_of_a_low_one_filling_the_pool
             pending = [p for p in live if not p["spec"].get("nodeName")]
             return live if len(live) == 4 and len(pending) == 2 else None
 
-        _until("the sweep's two replacement workers created", half_gang, diagnosis)
-        hold = time.monotonic() + HOLD
-        while time.monotonic() < hold:
+        _until("the sweep's two replacement workers created", half_gang, seen)
+
+        def kept() -> bool:
             live = _live(_pods(client, VOLCANO_SWEEP))
             running = {p["spec"]["nodeName"] for p in live if p["status"].get("phase") == "Running"}
             assert running == set(sweep.nodes) - taken, f"the sweep's other workers keep their nodes: {running}"
             assert not [p for p in live if p["status"].get("phase") == "Pending" and p["spec"].get("nodeName")]
             assert len(_running(client, VOLCANO_DEADLINE)) == 2
-            time.sleep(1)
+            return True
+
+        _holds("the sweep's other workers Running, its replacements unbound, the high job Running", kept)
         job = client.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{VOLCANO_SWEEP}") or {}
         assert not status_of(job).get("failed"), f"preemption counted as a failure: {job.get('status')}"
         conditions = conditions_of(_podgroup(client, VOLCANO_SWEEP))
         gang = [c.get("message", "") for c in conditions if c["type"] == "Unschedulable"]
         assert any("2 Running" in m and "4 minAvailable" in m for m in gang), gang
         print(f"sweep after preemption: evicted {sorted(evicted)}; Volcano: {gang}")
-
-
-def _event_lines(client: Client) -> str:
-    return "events:\n" + "\n".join(
-        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e.get('reason')}: {e.get('message')}"
-        for e in _events(client)[-25:]
-    )
 
 
 def _kubelet_ends_deleted_pods(client: Client) -> None:
@@ -291,13 +276,17 @@ def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tm
     with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
         client = cluster.client
 
-        def diagnosis() -> str:
+        def seen() -> str:
             workloads = [
                 f"{w['metadata']['name']}: {[(c['type'], c['status'], c.get('reason')) for c in w['status'].get('conditions', [])]}"
                 for w in client.list(KUEUE_API, "Workload", NAMESPACE)
             ]
             queues = [json.dumps(status_of(q).get("flavorsUsage")) for q in client.list(KUEUE_API, "ClusterQueue")]
-            return "\n".join(workloads + queues) + "\n" + _event_lines(client) + "\n" + _log(cluster, "kueue", 40)
+            return (
+                "\n".join(workloads + queues)
+                + "\n"
+                + diagnosis.of(cluster.plane, NAMESPACE, "kueue", last=25, lines=40)
+            )
 
         def running(job: str, count: int) -> Callable[[], Any]:
             def check() -> Any:
@@ -320,12 +309,12 @@ def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tm
         low = simulation.place(cluster, _workload(rendered, KUEUE_LOW), WAIT)
         assert low.whole and low.gang == "admitted", low
         simulation.apply.apply_all(client, list(_workload(rendered, KUEUE_HIGH).objects))
-        victim = _until("the low Workload preempted", preempted(KUEUE_LOW), diagnosis)
+        victim = _until("the low Workload preempted", preempted(KUEUE_LOW), seen)
         reason = _condition(victim, "Preempted").get("reason")
         assert reason == "InClusterQueue", _condition(victim, "Preempted")
         assert _condition(victim, "Evicted").get("reason") == "Preempted", _condition(victim, "Evicted")
-        _until("the high job admitted and both its workers Running", running(KUEUE_HIGH, 2), diagnosis)
-        _until("the low job's workers gone", lambda: not _live(_pods(client, KUEUE_LOW)) or None, diagnosis)
+        _until("the high job admitted and both its workers Running", running(KUEUE_HIGH, 2), seen)
+        _until("the low job's workers gone", lambda: not _live(_pods(client, KUEUE_LOW)) or None, seen)
         assert not _is(_kueue_workload(client, KUEUE_LOW), "Admitted"), "the low job waits, requeued"
         assert (client.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{KUEUE_LOW}") or {})["spec"]["suspend"]
 
@@ -333,14 +322,14 @@ def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tm
         # takes them back, though the borrower has the higher priority.
         borrower = simulation.place(cluster, _workload(rendered, BORROWER), WAIT)
         assert borrower.whole and borrower.gang == "admitted", borrower
-        _until("sweeps borrowing 8 GPUs from its cohort", lambda: _borrowed_gpus(client, "sweeps") == 8, diagnosis)
+        _until("sweeps borrowing 8 GPUs from its cohort", lambda: _borrowed_gpus(client, "sweeps") == 8, seen)
         simulation.apply.apply_all(client, list(_workload(rendered, LENDER).objects))
-        victim = _until("the borrower's Workload preempted", preempted(BORROWER), diagnosis)
+        victim = _until("the borrower's Workload preempted", preempted(BORROWER), seen)
         condition = _condition(victim, "Preempted")
         assert condition.get("reason") in ("InCohortReclamation", "InCohortFairSharing"), condition
-        _until("the lender's job admitted and Running", running(LENDER, 1), diagnosis)
-        _until("the borrower's workers gone", lambda: not _live(_pods(client, BORROWER)) or None, diagnosis)
-        _until("sweeps borrowing nothing any more", lambda: _borrowed_gpus(client, "sweeps") == 0, diagnosis)
+        _until("the lender's job admitted and Running", running(LENDER, 1), seen)
+        _until("the borrower's workers gone", lambda: not _live(_pods(client, BORROWER)) or None, seen)
+        _until("sweeps borrowing nothing any more", lambda: _borrowed_gpus(client, "sweeps") == 0, seen)
         assert len(_running(client, KUEUE_HIGH)) == 2, "research, in its own cohort, is untouched"
         print(
             f"Kueue: within the queue {reason}; across the cohort {condition.get('reason')}: {condition.get('message')}"
@@ -366,11 +355,15 @@ def test_volcano_preempts_nothing_when_the_namespace_quota_is_full(tmp_path: Pat
                 if e["involvedObject"]["name"] == VOLCANO_DEADLINE and "exceeded quota" in e.get("message", "")
             ]
 
-        messages = _until("the Job controller refused by the quota", refused, lambda: _event_lines(client))
-        hold = time.monotonic() + HOLD
-        while time.monotonic() < hold:
+        messages = _until(
+            "the Job controller refused by the quota", refused, lambda: diagnosis.events(client, NAMESPACE, 25)
+        )
+
+        def nothing_preempted() -> bool:
             assert not _pods(client, VOLCANO_DEADLINE), "no pod of the high job exists"
             assert len(_running(client, VOLCANO_SWEEP)) == 4, "the sweep keeps all four nodes"
             assert not _events(client, "Evict"), "Volcano evicted something"
-            time.sleep(1)
+            return True
+
+        _holds("the high job refused, the sweep whole, nothing evicted", nothing_preempted)
         print(f"high job at dev's quota: {messages[0]}")

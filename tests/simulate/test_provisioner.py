@@ -7,6 +7,7 @@ from typing import Any
 
 from components.simulate.client import ClientError
 from components.simulate.provisioner import INTERVAL, Provisioner
+from tests.support import waiting
 
 
 class _Refusing:
@@ -25,12 +26,13 @@ class _Refusing:
 def _errors_after(client: _Refusing) -> list[str]:
     provisioner = Provisioner(lambda: client, [], node_cap=1)
     provisioner.start()
-    deadline = time.monotonic() + 20 * INTERVAL
-    while client.left and time.monotonic() < deadline:
-        time.sleep(INTERVAL / 5)
-    time.sleep(2 * INTERVAL)
-    provisioner.stop()
-    assert not client.left, "the loop went on asking"
+    try:
+        waiting.until(
+            "the loop asking again past every refusal", lambda: not client.left, wait=20 * INTERVAL, poll=INTERVAL / 5
+        )
+        time.sleep(2 * INTERVAL)
+    finally:
+        provisioner.stop()
     return provisioner.errors
 
 

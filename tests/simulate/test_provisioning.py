@@ -10,17 +10,19 @@ MPI Operator makes its pods, and the scheduler binds the workers to the new node
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.render import render
 from components.resolution import resolve_file
 from components.simulate import apply, simulation
 from components.simulate.client import Client, conditions_of, status_of
+from tests.support import waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -33,33 +35,26 @@ CHECK = "a3-provisioning"
 def _variant(tmp_path: Path) -> Path:
     """gke-dws with its job as an MPIJob (a launcher without GPUs beside the workers), no fabric check, and no
     Training Operator (the MPI Operator runs the job)."""
-    doc = yaml.safe_load((REPO / "examples" / "minimal" / "Pulumi.gke-dws.yaml").read_text())
-    config = doc["config"]
-    (pool,) = config["gpu-training:nodePools"]
-    pool["fabricCheck"] = {"enabled": False}
-    config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": True}
-    config["gpu-training:jobs"] = [
-        {
-            "name": "nccl-tests",
-            "launcher": "mpi",
-            "image": "registry.example.com/nccl-tests:v2.16.9",
-            "command": ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"],
-            "nodes": 2,
-        }
-    ]
-    path = tmp_path / "Pulumi.dws.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
+
+    def edit(config: dict[str, Any]) -> None:
+        (pool,) = config["gpu-training:nodePools"]
+        pool["fabricCheck"] = {"enabled": False}
+        config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": True}
+        config["gpu-training:jobs"] = [
+            {
+                "name": "nccl-tests",
+                "launcher": "mpi",
+                "image": "registry.example.com/nccl-tests:v2.16.9",
+                "command": ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"],
+                "nodes": 2,
+            }
+        ]
+
+    return variant(REPO / "examples" / "minimal" / "Pulumi.gke-dws.yaml", tmp_path, edit, "Pulumi.dws.yaml")
 
 
-def _until(what: str, found: Any, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = found()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"not seen in {timeout:.0f} s: {what}")
+_until = functools.partial(waiting.until, wait=WAIT)
+"""Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
 def _workload(client: Client, namespace: str) -> dict[str, Any] | None:
@@ -99,12 +94,12 @@ def test_a_job_on_a_queued_pool_waits_for_its_nodes_and_is_admitted_whole_once_t
         assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in (
             spec["tolerations"]
         )
-        waiting = _until("the Workload's quota reserved", lambda: _workload(client, namespace))
+        _until("the job's Workload made", lambda: _workload(client, namespace))
         _until("quota reserved", lambda: _condition(_workload(client, namespace), "QuotaReserved") == "True")
         time.sleep(3)  # a moment in which nothing would have answered
-        waiting = _workload(client, namespace)
-        assert _condition(waiting, "Admitted") != "True"
-        (check,) = status_of(waiting)["admissionChecks"]
+        held = _workload(client, namespace)
+        assert _condition(held, "Admitted") != "True"
+        (check,) = status_of(held)["admissionChecks"]
         assert (check["name"], check["state"]) == (CHECK, "Pending")
         assert not [n for n in client.list("v1", "Node") if n["metadata"]["name"].startswith("a3-")]
         pods = client.list("v1", "Pod", namespace)

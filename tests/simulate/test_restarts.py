@@ -14,19 +14,18 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.manifests.meta import INSTANCE_LABEL
 from components.render import Rendered, Workload, render
 from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client, ClientError, conditions_of, status_of
-from tests.support import waiting
+from tests.support import jobsets, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -34,20 +33,18 @@ REPO = Path(__file__).resolve().parents[2]
 WAIT = 90.0
 HOLD = 5.0
 """How long a job that must survive a fault is watched staying alive: several reconciles of its controllers."""
-JOBSET = "jobset.x-k8s.io/v1alpha2"
 NODES = 2
 
 
 def _dev(tmp_path: Path, jobs: list[dict[str, Any]]) -> Rendered:
     """dev with no gang scheduler and no Training Operator (neither is what these jobs retry by), and `jobs`."""
-    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
-    config = doc["config"]
-    config["gpu-training:scheduler"] = {"type": "none"}
-    config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
-    config["gpu-training:jobs"] = jobs
-    path = tmp_path / "Pulumi.dev.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(path))
+
+    def edit(config: dict[str, Any]) -> None:
+        config["gpu-training:scheduler"] = {"type": "none"}
+        config["gpu-training:trainingOperator"] = {"enabled": False, "mpi": False}
+        config["gpu-training:jobs"] = jobs
+
+    return render(resolve_file(variant(REPO / "Pulumi.dev.yaml", tmp_path, edit)))
 
 
 def _job(name: str, launcher: str, **extra: Any) -> dict[str, Any]:
@@ -63,13 +60,8 @@ def _job(name: str, launcher: str, **extra: Any) -> dict[str, Any]:
 
 _until = functools.partial(waiting.until, wait=WAIT)
 """Wait for what the cluster does in its own time (tests/support/waiting.py)."""
-
-
-def _holds(what: str, check: Callable[[], bool], seconds: float = HOLD) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert check(), what
-        time.sleep(0.5)
+_holds = functools.partial(waiting.holds, seconds=HOLD)
+"""Watch what must stay so while the controllers reconcile (tests/support/waiting.py)."""
 
 
 def _pods(client: Client, workload: Workload) -> list[dict[str, Any]]:
@@ -133,10 +125,8 @@ def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_
         client = cluster.client
         placement = simulation.place(cluster, workload, WAIT)
         assert placement.whole, placement
-        name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
-        jobset_path = f"/apis/{JOBSET}/namespaces/{namespace}/jobsets/{name}"
-        stored = client.get(jobset_path)
-        assert stored is not None, "Trainer made the JobSet"
+        jobset_path = jobsets.path(trainjob)
+        stored = jobsets.made(client, trainjob)
         assert stored["spec"]["failurePolicy"]["maxRestarts"] == retries
         assert {r["template"]["spec"]["backoffLimit"] for r in stored["spec"]["replicatedJobs"]} == {0}
 
@@ -176,10 +166,8 @@ def test_a_trainjob_restarts_every_rank_for_a_node_fault_without_using_up_a_retr
         client = cluster.client
         placement = simulation.place(cluster, workload, WAIT)
         assert placement.whole, placement
-        name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
-        jobset_path = f"/apis/{JOBSET}/namespaces/{namespace}/jobsets/{name}"
-        stored = client.get(jobset_path)
-        assert stored is not None, "Trainer made the JobSet"
+        jobset_path = jobsets.path(trainjob)
+        stored = jobsets.made(client, trainjob)
         assert stored["spec"]["failurePolicy"]["rules"][0]["name"] == "NodeFault", "Trainer kept the rules"
         assert {
             r["template"]["spec"]["podFailurePolicy"]["rules"][0]["action"] for r in stored["spec"]["replicatedJobs"]
@@ -273,8 +261,7 @@ def test_a_node_found_unhealthy_mid_run_has_each_jobs_pods_rescheduled_as_its_la
             client.request("PATCH", f"/api/v1/nodes/{name}", json.dumps({"spec": {"taints": taints}}).encode(),
                            "application/strategic-merge-patch+json")  # fmt: skip
 
-        meta = trainjob.workload["metadata"]
-        jobset_path = f"/apis/{JOBSET}/namespaces/{meta['namespace']}/jobsets/{meta['name']}"
+        jobset_path = jobsets.path(trainjob.workload)
         _until(
             "the JobSet restarted for the node fault",
             lambda: int(status_of(client.get(jobset_path)).get("restarts") or 0),

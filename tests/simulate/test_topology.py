@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.render import Rendered, Workload, render
 from components.resolution import resolve_file
 from components.simulate import simulation
 from components.simulate.client import Client
 from tests.support import jobs, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
@@ -39,11 +39,7 @@ HYPERNODE = "topology.volcano.sh/v1alpha1"
 
 
 def _variant(stack: str, tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Rendered:
-    doc = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())
-    edit(doc["config"])
-    path = tmp_path / f"Pulumi.{stack}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(path))
+    return render(resolve_file(variant(REPO / f"Pulumi.{stack}.yaml", tmp_path, edit)))
 
 
 def _job(name: str, nodes: int, mode: str, level: str, **extra: Any) -> dict[str, Any]:

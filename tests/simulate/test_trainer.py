@@ -13,26 +13,25 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import apply, controlplane, jobset, trainer, volumes
 from components.simulate.client import Client, ClientError, conditions_of, status_of
 from tests.simulate.conftest import cluster_of
+from tests.support import diagnosis, jobsets, waiting
+from tests.support.stacks import variant
 
 pytestmark = pytest.mark.simulate
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 120.0
 JOB_KINDS = ("Job", "PyTorchJob", "MPIJob", "TrainJob")
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 POOL = "h100"
 
 
@@ -51,15 +50,14 @@ TF_JOB = {
 def _dev_without_gang_scheduler(tmp_path: Path) -> Rendered:
     """The dev stack with no gang scheduler (so no queue on its jobs); its jobs' launchers kept, and a tensorflow
     TrainJob added."""
-    doc = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
-    config = doc["config"]
-    config["gpu-training:scheduler"] = {"type": "none"}
-    config["gpu-training:jobs"] = [*config.get("gpu-training:jobs", []), TF_JOB]
-    for job in config.get("gpu-training:jobs", []):
-        job.pop("scheduler", None)
-    variant = tmp_path / "Pulumi.dev.yaml"
-    variant.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return render(resolve_file(variant))
+
+    def edit(config: dict[str, Any]) -> None:
+        config["gpu-training:scheduler"] = {"type": "none"}
+        config["gpu-training:jobs"] = [*config.get("gpu-training:jobs", []), TF_JOB]
+        for job in config.get("gpu-training:jobs", []):
+            job.pop("scheduler", None)
+
+    return render(resolve_file(variant(REPO / "Pulumi.dev.yaml", tmp_path, edit)))
 
 
 @pytest.fixture
@@ -79,10 +77,7 @@ def cluster(
     objects = list(rendered.objects)
     outcomes = apply.apply_all(client, [o for o in objects if o["kind"] not in JOB_KINDS] + volumes.stand_ins(objects))
     assert not [o for o in outcomes if not o.accepted and not o.skipped], outcomes
-    deadline = time.monotonic() + WAIT
-    while any(c["status"].get("phase") != "Bound" for c in client.list("v1", "PersistentVolumeClaim")):
-        assert time.monotonic() < deadline, "claims not bound"
-        time.sleep(0.5)
+    waiting.claims_bound(client, wait=WAIT)
     return plane, rendered
 
 
@@ -92,15 +87,6 @@ def _trainjob(rendered: Rendered, name: str) -> dict[str, Any]:
 
 def _runtime(rendered: Rendered, name: str) -> dict[str, Any]:
     return next(o for o in rendered.objects if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] == name)
-
-
-def _diagnose(plane: controlplane.ControlPlane, namespace: str) -> str:
-    client = plane.client()
-    events = [f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e.get('message')}" for e in
-              client.list("v1", "Event", namespace)]  # fmt: skip
-    tails = {name: "\n".join(
-        (plane.folder / f"{name}.log").read_text(errors="replace").splitlines()[-15:]) for name in ("trainer", "jobset")}  # fmt: skip
-    return "events:\n" + "\n".join(events[-15:]) + "".join(f"\n--- {n} log:\n{t}" for n, t in tails.items())
 
 
 def _owned_by(obj: dict[str, Any], kind: str, name: str) -> bool:
@@ -114,35 +100,32 @@ def _wait_running(plane: controlplane.ControlPlane, trainjob: dict[str, Any], co
     """The TrainJob's pods once `count` of them run and its status counts every child Job ready."""
     client = plane.client()
     name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        pods = client.list("v1", "Pod", namespace, f"{JOBSET_NAME}={name}")
-        stored = client.get(client.path_of(trainjob)) or {}
-        jobs_status = status_of(stored).get("jobsStatus") or []
-        if (
-            len(pods) == count
-            and all(p["status"].get("phase") == "Running" for p in pods)
-            and jobs_status
-            and all(s.get("ready", 0) >= 1 for s in jobs_status)
-        ):
-            return pods
-        time.sleep(0.5)
-    pytest.fail(f"{name}: not {count} pods Running and ready in the TrainJob's status in {WAIT:.0f} s\n"
-                f"{_diagnose(plane, namespace)}")  # fmt: skip
+
+    def running() -> list[dict[str, Any]] | None:
+        pods = jobsets.pods(client, trainjob)
+        jobs_status = status_of(client.get(client.path_of(trainjob)) or {}).get("jobsStatus") or []
+        whole = len(pods) == count and all(p["status"].get("phase") == "Running" for p in pods)
+        return pods if whole and jobs_status and all(s.get("ready", 0) >= 1 for s in jobs_status) else None
+
+    return waiting.until(
+        f"{name}: {count} pods Running and ready in the TrainJob's status",
+        running,
+        lambda: diagnosis.of(plane, namespace, "trainer", "jobset", lines=15),
+        wait=WAIT,
+    )
 
 
 def _assert_chain(client: Client, trainjob: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """TrainJob -> JobSet -> Jobs -> pods, each owned by the one before; the Jobs by replicated job name."""
     name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
-    made = client.get(f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/{name}")
-    assert made is not None, "Trainer made no JobSet"
+    made = jobsets.made(client, trainjob)
     assert _owned_by(made, "TrainJob", name), made["metadata"].get("ownerReferences")
-    jobs = client.list("batch/v1", "Job", namespace, f"{JOBSET_NAME}={name}")
+    jobs = client.list("batch/v1", "Job", namespace, f"{jobsets.NAME_LABEL}={name}")
     assert jobs and all(_owned_by(j, "JobSet", name) for j in jobs), "JobSet made no Jobs of its own"
     by_name = {j["metadata"]["name"]: j for j in jobs}
     for pod in pods:
         assert any(_owned_by(pod, "Job", job) for job in by_name), f"{pod['metadata']['name']} has no Job owner"
-    return {j["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"]: j for j in jobs}
+    return {j["metadata"]["labels"][jobsets.REPLICATED_JOB_LABEL]: j for j in jobs}
 
 
 def _assert_placed(client: Client, pods: list[dict[str, Any]], count: int) -> None:
@@ -188,13 +171,11 @@ def _delete(client: Client, trainjob: dict[str, Any]) -> None:
     # In the background, as Pulumi deletes a TrainJob (components/manifests/trainjob.py): in the foreground
     # Trainer v2.3.0 makes the JobSet again while the TrainJob waits for it.
     client.delete(trainjob, propagation="Background")
-    name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
-    deadline = time.monotonic() + WAIT
-    while client.get(client.path_of(trainjob)) is not None or client.list(
-        "v1", "Pod", namespace, f"{JOBSET_NAME}={name}"
-    ):
-        assert time.monotonic() < deadline, f"{name} was not deleted"
-        time.sleep(0.5)
+    waiting.until(
+        f"{trainjob['metadata']['name']} and its pods deleted",
+        lambda: client.get(client.path_of(trainjob)) is None and not jobsets.pods(client, trainjob),
+        wait=WAIT,
+    )
 
 
 def test_a_torch_trainjob_becomes_a_jobset_whose_pods_carry_the_runtimes_fabric_on_the_pools_nodes(
@@ -258,7 +239,7 @@ def test_a_deepspeed_trainjob_runs_its_launcher_as_a_node_with_a_hostfile_of_eve
     assert set(jobs) == {"node", "launcher"}
     assert jobs["node"]["spec"]["parallelism"] == nodes - 1 and jobs["launcher"]["spec"]["parallelism"] == 1
     _assert_placed(client, pods, nodes)
-    by_job = {p["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"]: p for p in pods}
+    by_job = {p["metadata"]["labels"][jobsets.REPLICATED_JOB_LABEL]: p for p in pods}
     for role, pod in by_job.items():
         _assert_fabric(pod, _template(runtime, role))
         mounts = {m["mountPath"] for m in _container(pod).get("volumeMounts", [])}

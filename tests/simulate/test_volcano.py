@@ -10,7 +10,6 @@ cluster's state: the PodGroup's phase and conditions, the pods' nodes, the event
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from components.resolution import resolve_file
 from components.simulate import apply, controlplane, nodes, volcano, volumes
 from components.simulate.client import Client, conditions_of, status_of
 from tests.simulate.conftest import cluster_of
+from tests.support import diagnosis, waiting
 
 pytestmark = pytest.mark.simulate
 
@@ -58,23 +58,13 @@ def _volcano_cluster(
     return plane, rendered
 
 
-def _until(plane: controlplane.ControlPlane, what: str, done: Callable[[], Any], wait: float = WAIT) -> Any:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if result := done():
-            return result
-        time.sleep(0.5)
-    pytest.fail(f"{what}: not after {wait:.0f} s\n{_diagnosis(plane)}")
+def _until(plane: controlplane.ControlPlane, what: str, done: Callable[[], Any]) -> Any:
+    """done()'s first truthy value within WAIT; else fail with the events and Volcano's logs."""
+    return waiting.until(what, done, lambda: _diagnosis(plane), wait=WAIT)
 
 
 def _diagnosis(plane: controlplane.ControlPlane) -> str:
-    client = plane.client()
-    events = [
-        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e.get('reason')}: {e.get('message')}"
-        for e in client.list("v1", "Event", NAMESPACE)
-    ]
-    logs = "\n".join(f"--- {p.name}\n{p.tail(25)}" for p in plane.processes if p.name.startswith("volcano"))
-    return "events:\n" + "\n".join(events[-15:]) + "\n" + logs
+    return diagnosis.of(plane, NAMESPACE, "volcano")
 
 
 def _pod_group(client: Client, name: str) -> dict[str, Any]:
@@ -164,12 +154,13 @@ def test_a_gang_bigger_than_its_pool_is_placed_not_at_all(control_plane, kwok_bi
     assert any(f"{workers} minAvailable" in r for r in reasons), f"not the gang's reason: {reasons}"
     created = len(_pods(client, name))
     assert 0 < created <= len(pool), f"{created} workers: some to hold, none without a node to fit"
-    deadline = time.monotonic() + HOLD
-    while time.monotonic() < deadline:
+
+    def unplaced() -> bool:
         bound = [p["metadata"]["name"] for p in _pods(client, name) if p["spec"].get("nodeName")]
         assert not bound, f"part of the gang was placed: {bound}\n{_diagnosis(plane)}"
-        assert status_of(_pod_group(client, name)).get("phase") != "Running"
-        time.sleep(0.5)
+        return status_of(_pod_group(client, name)).get("phase") != "Running"
+
+    waiting.holds("no worker of the gang placed, its PodGroup not Running", unplaced, seconds=HOLD)
     quota = [
         e["message"]
         for e in client.list("v1", "Event", NAMESPACE)

@@ -1,34 +1,51 @@
-"""The node check's verdict as its container runs it, for simulate tests: the real kubectl, as the check's own
-service account (a TokenRequest), so its RBAC is what is tested."""
+"""The verdict scripts as their containers run them, with this machine's sh and awk: one harness for the scripts'
+own tests (nccl-verdict.sh, node-verdict.sh) and for the node check's verdict in simulate tests, where the real
+kubectl runs as the check's own service account (tests/support/accounts.py), so its RBAC is what is tested."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from components.manifests import nodecheck as manifests
-from components.simulate.client import Client
 from components.simulate.controlplane import ControlPlane
 from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
+from tests.support import accounts
 
 GOOD = Path(__file__).resolve().parents[1] / "data" / "node-check" / "h100-roce"
 """What node-check.sh's gathering steps record on a good 8-GPU node."""
 
 
-def service_account_kubeconfig(client: Client, plane: ControlPlane, folder: Path) -> Path:
-    """A kubeconfig that is the check's own service account."""
-    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{manifests.SERVICE_ACCOUNT}/token"
-    body = b'{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}'
-    token = json.loads(client.request("POST", path, body, "application/json"))["status"]["token"]
-    text = plane.kubeconfig.read_text().replace(f"token: {plane.token}", f"token: {token}")
-    assert token in text
-    own = folder / "node-check.kubeconfig"
-    own.write_text(text)
-    return own
+@dataclass(frozen=True)
+class Verdict:
+    """What a verdict script said: its exit status, its output and errors, and the termination message it wrote."""
+
+    status: int
+    out: str
+    err: str = ""
+    termination: str = ""
+
+    @property
+    def line(self) -> str:
+        """The last line of its output: the verdict itself."""
+        return self.out.strip().splitlines()[-1]
+
+
+def run(script: Path, *args: str, env: dict[str, str], timeout: float = 60, termination: Path | None = None) -> Verdict:
+    """`sh script args` with `env` alone (PATH among it); what it said, and what it wrote to `termination`."""
+    done = subprocess.run(
+        ["sh", str(script), *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    written = termination.read_text().strip() if termination is not None and termination.exists() else ""
+    return Verdict(done.returncode, done.stdout, done.stderr, written)
+
+
+def service_account_kubeconfig(plane: ControlPlane, folder: Path) -> Path:
+    """A kubeconfig that is the node check's own service account."""
+    return accounts.kubeconfig(plane, NAMESPACE, manifests.SERVICE_ACCOUNT, folder)
 
 
 def scripts(folder: Path) -> Path:
@@ -60,20 +77,16 @@ def records(folder: Path, *, ecc_errors: int = 0, efa: int = 0) -> Path:
 
 def verdict(node: str, results: Path, kubeconfig: Path, folder: Path, env: dict[str, str], kubectl: Path) -> str:
     """node-check.sh's verdict step for `node` on `results`, with the scripts in `folder`; its output."""
-    done = subprocess.run(
-        ["sh", str(folder / "node-check.sh"), "verdict"],
+    said = run(
+        folder / "node-check.sh",
+        "verdict",
         env={
             **env,
-            "PATH": f"{kubectl.parent}{os.pathsep}{os.environ['PATH']}",
-            "KUBECONFIG": str(kubeconfig),
-            "HOME": str(results.parent),  # kubectl's discovery cache
+            **accounts.kubectl_env(kubectl, kubeconfig, results.parent),  # HOME: kubectl's discovery cache
             "NODE_NAME": node,
             "RESULTS": str(results),
         },
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
-    assert done.returncode == 0, f"the verdict could not update {node}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    assert said.status == 0, f"the verdict could not update {node}:\n{said.out}\n{said.err}"
+    return said.out

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from components import dra
+from components.gcp.subnets import DEFAULT_CIDR, SLOTS, SUBNET_PREFIX
 from components.pool import Pool
 
 DeviceMode = Literal["NetDevice", "RDMA"]
@@ -24,13 +25,6 @@ GPU_NIC_MTU = 8244
 """MTU of the TCPX / TCPXO GPU NIC VPCs (cluster-toolkit's multivpc for A3 High and Mega)."""
 RDMA_MTU = 8896
 """MTU of the A3 Ultra / A4 networks, the RoCE VPC and the extra gVNIC's (cluster-toolkit)."""
-DEFAULT_CIDR = "192.168.0.0/16"
-"""Where the GPU networks' subnets are carved from, unless the cluster names another range."""
-SUBNET_PREFIX = 21
-"""Each GPU network's subnet: a /21 (2,048 addresses: one per node, far more than a pool has)."""
-SLOTS = 24
-"""Subnet slots the range holds for every network below: vpc1-8 (0-7), gvnic-1 (8), rdma-0..7 (16-23); the metal
-RoCE networks (numbered from SLOTS on, for their order) take none."""
 RDMA_DEVICE_CLASS = "mrdma.google.com"
 """The DRA device class of GKE's RDMA NICs under the accelerator network profile."""
 METAL_VPC = "rdma-metal"
@@ -136,20 +130,6 @@ def cluster_networks(pools: Iterable[Pool]) -> tuple[GpuNetwork, ...]:
         for net in node_networks(pool):
             found.setdefault(net.name, net)
     return tuple(sorted(found.values(), key=lambda n: n.slot))
-
-
-def check_cidr(cidr: str) -> str | None:
-    """Why `cidr` cannot hold every GPU network's subnet, or None when it can."""
-    try:
-        network = ipaddress.ip_network(cidr)
-    except ValueError:
-        return f"'{cidr}' is not a CIDR such as {DEFAULT_CIDR}"
-    if network.version != 4 or network.prefixlen > SUBNET_PREFIX or 2 ** (SUBNET_PREFIX - network.prefixlen) < SLOTS:
-        return (
-            f"'{cidr}' must be an IPv4 range holding {SLOTS} /{SUBNET_PREFIX} subnets "
-            f"(a /16 such as {DEFAULT_CIDR}, or larger)"
-        )
-    return None
 
 
 def vpc_name(cluster: str, net: GpuNetwork) -> str:

@@ -14,12 +14,11 @@ from components.gcp.gpunetworks import NetworkRef, node_network_config
 from components.gcp.pools import GKE_ARM_TAINT
 from components.models.cluster import SystemPoolSpec
 from components.models.nodepool import NodePoolSpec
-from components.pool import Pool
+from components.pool import SYSTEM_POOL, Pool
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
 SYSTEM_MACHINE_TYPE = "e2-standard-8"
-SYSTEM_POOL_NAME = "system"
 
 REGIONAL_ZONES = 3
 """How many zones GKE spreads a regional cluster's node pools over when none are named."""
@@ -215,7 +214,7 @@ def system_pool_args(system: SystemPoolSpec, *, cluster_location: str, zone: str
     """The untainted add-on pool's `container.NodePool` arguments but `cluster` and `project`."""
     single_zone = zone is not None
     return {
-        "name": SYSTEM_POOL_NAME,
+        "name": SYSTEM_POOL,
         "location": cluster_location,
         "initial_node_count": initial_node_count(system.min_nodes, single_zone=single_zone),
         "autoscaling": autoscaling(system.min_nodes, system.max_nodes, single_zone=single_zone),

@@ -1,6 +1,6 @@
 """The secondary networks and RDMA rails a pool's pods attach, resolved from its spec and the network config.
 
-Provider-neutral, part of pool resolution (components/pool.py): RoCE and InfiniBand through Multus on an existing
+Provider-neutral, part of pool resolution (components/pools.py): RoCE and InfiniBand through Multus on an existing
 cluster, and the rails GKE's GPUDirect pools state. Pure: no Pulumi.
 """
 

@@ -2,7 +2,7 @@
 not one provider's refuses that provider's keys (an EKS provisioner, EFA through DRA, a Capacity Block kept warm,
 GKE's accelerator network profile), where and in the words it always did.
 
-Pool resolution (components/pool.py) decides what is the same everywhere; what a pool's provider alone knows (its
+Pool resolution (components/pools.py) decides what is the same everywhere; what a pool's provider alone knows (its
 machine key, its defaults, its own checks, what it adds to a pool) comes from that provider's `ProviderRules`:
 components/aws/pools.py, components/gcp/pools.py, components/existing/pools.py, looked up by provider name in
 components/providers.py. The rule modules import this module and nothing above the pool layer, so imports point

@@ -1,10 +1,10 @@
 """Each provider's pool rules, by provider name: what pool resolution asks of aws, gcp or an existing cluster.
 
 Why a module of its own: the rules sit in their provider's package (components/aws/pools.py, components/gcp/pools.py,
-components/existing/pools.py) but belong to the pool layer, beside components/pool.py, not to the cloud shells
+components/existing/pools.py) but belong to the pool layer, beside components/pools.py, not to the cloud shells
 around them; they are pure and import only components/poolrules.py and what lies below it (models, catalog, errors).
-pool.py imports this registry, and this registry the rule modules, so no import points up and none loops back:
-pool -> providers -> {aws,gcp,existing}.pools -> poolrules. The packages' __init__ modules load Pulumi lazily, so
+pools.py (resolution) imports this registry, and this registry the rule modules, so no import points up and none loops
+back: pools -> providers -> {aws,gcp,existing}.pools -> poolrules. The packages' __init__ modules load Pulumi lazily, so
 importing the rules loads no cloud SDK.
 """
 

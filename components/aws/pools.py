@@ -2,7 +2,7 @@
 Capacity Blocks, rack-scale UltraServers and EFA through DRA.
 
 Pure, no Pulumi (components/aws/__init__.py loads pulumi_aws only when a component is used): the AWS
-`ProviderRules` that pool resolution (components/pool.py) calls through components/providers.py. It belongs to the
+`ProviderRules` that pool resolution (components/pools.py) calls through components/providers.py. It belongs to the
 pool layer and imports only what sits below it.
 """
 

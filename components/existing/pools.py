@@ -2,7 +2,7 @@
 making them (machine key, placement, capacity, provisioner) applies.
 
 Pure, no Pulumi (components/existing/__init__.py loads the component only when it is used): the existing cluster's
-`ProviderRules` that pool resolution (components/pool.py) calls through components/providers.py. It belongs to the
+`ProviderRules` that pool resolution (components/pools.py) calls through components/providers.py. It belongs to the
 pool layer and imports only what sits below it.
 """
 

@@ -2,7 +2,7 @@
 and DRANET, compact placement and the 1x72 sub-block, DWS flex-start, and the taints GKE puts on nodes.
 
 Pure, no Pulumi (components/gcp/__init__.py loads pulumi_gcp only when a component is used): the GKE
-`ProviderRules` that pool resolution (components/pool.py) calls through components/providers.py. It belongs to the
+`ProviderRules` that pool resolution (components/pools.py) calls through components/providers.py. It belongs to the
 pool layer and imports only what sits below it.
 """
 

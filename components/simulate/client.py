@@ -36,7 +36,7 @@ THROTTLED_FOR = 30.0
 
 
 def _retry_after(header: str | None) -> float:
-    """The seconds a 429's Retry-After asks for, within 0.2 s and 5 s (client-go's bounds are alike)."""
+    """The seconds a 429's Retry-After asks for, held within 0.2 s and 5 s (1 s when it names none)."""
     try:
         seconds = float(header) if header else 1.0
     except ValueError:

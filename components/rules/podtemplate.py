@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -23,16 +24,17 @@ class PodTemplate:
     partial: bool = False
     """A TrainJob's pods without its runtime: rules about what the runtime brings (placement, fabric,
     /dev/shm, gang) skip them."""
+    gpus: int = dataclasses.field(init=False)
+    """GPUs one pod requests (limits, where GPUs are set)."""
+
+    def __post_init__(self) -> None:
+        # Counted once: every GPU rule asks each template, and a render's review asks half a million times.
+        object.__setattr__(self, "gpus", gpus_of(self.spec))
 
     @property
     def containers(self) -> list[dict[str, Any]]:
         """Init and app containers."""
         return [*self.spec.get("initContainers", []), *self.spec.get("containers", [])]
-
-    @property
-    def gpus(self) -> int:
-        """GPUs one pod requests (limits, where GPUs are set)."""
-        return gpus_of(self.spec)
 
     @property
     def annotations(self) -> dict[str, Any]:
@@ -93,6 +95,8 @@ def gpus_of(spec: dict[str, Any]) -> int:
 def count(value: Any, default: Any) -> Any:
     """A count of things (replicas, GPUs, nodes) as an int at least 0, or `default` when the value is no number
     (a bool, a placeholder such as `$NUM_NODES`, a map)."""
+    if type(value) is int:  # the common case, first
+        return max(value, 0)
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return default
     try:

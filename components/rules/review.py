@@ -38,7 +38,7 @@ def once(function: Callable[P, R]) -> Callable[P, R]:
         cache = _CACHE.get()
         if cache is None:
             return function(*args, **kwargs)
-        key = (function, *(id(a) for a in args), *kwargs.items())
+        key = (function, *map(id, args), *kwargs.items()) if kwargs else (function, *map(id, args))
         hit = cache.get(key)
         if hit is not None:
             return hit[1]

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from components import wellknown
 from components.manifests.plan import MIN_MULTI_NODE_SHM
 from components.rules.pods import templates
+from components.rules.review import once
 from components.rules.subject import Subject
 from components.rules.trainjobs import TRAINJOB, find_runtime
 
@@ -152,6 +153,7 @@ class Rule:
         return [m for m in messages if m not in inherited]
 
 
+@once
 def _without_gpus(subject: Subject, subjects: Sequence[Subject]) -> bool:
     """Whether the subject is a workload whose pods, as far as they are known, request no GPU."""
     found = templates(subject.data, subjects)

@@ -23,6 +23,7 @@ from components.addons import (
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.network import Patch
 from components.images import mirror_objects
+from components.memo import per_object
 from components.observability import objects as observability
 from components.observability import pack as packs
 from components.stack import Stack
@@ -81,7 +82,19 @@ class AddonPlan:
 
 
 def plan(stack: Stack, *, efs_role_arn: Any = None) -> AddonPlan:
-    """What the stack installs: the GPU Operator, networking, operators, scheduler, Trainer and CSI drivers."""
+    """What the stack installs: the GPU Operator, networking, operators, scheduler, Trainer and CSI drivers. The
+    plan is shared: callers must not change it."""
+    return _offline(stack) if efs_role_arn is None else _plan(stack, efs_role_arn)
+
+
+@per_object
+def _offline(stack: Stack) -> AddonPlan:
+    # Resolving a stack file plans its add-ons three times (what their DaemonSets leave of a node, their
+    # namespaces, the render the mandatory rules read): a fifth of a small stack's render, so once per stack.
+    return _plan(stack, None)
+
+
+def _plan(stack: Stack, efs_role_arn: Any) -> AddonPlan:
     pack = packs.resolve(stack.config)
     releases = [
         # First: the GPU Operator and Kueue make ServiceMonitors, whose kind it brings.

@@ -12,6 +12,7 @@ from components import launchers, mandatory, overhead, reserved, sealing
 from components.config import parse_stack, read_stack_file
 from components.errors import ConfigError
 from components.models import StackConfig
+from components.rules import review
 from components.stack import Stack
 from components.validation import validate
 
@@ -51,10 +52,13 @@ def resolve_raw(
     lines = ChainMap({}, lines) if lines is not None else {}
     config = parse_stack(raw, source=source, lines=lines, base_dir=base_dir)
     try:
-        stack = resolve(config, {*sealing.secure_keys(raw), *secure}, deployed)
-        # What `check` blocks as mandatory, refused here: where a stack file becomes a stack (render, check, simulate,
-        # the Pulumi program), not on every resolve of a stack made in code (a tenth of a second a stack).
-        found = mandatory.issues(stack)
+        # One review: the pods validation, the DaemonSets' overhead and the mandatory rules read off the jobs'
+        # objects are read once (the objects are made once, in validation, and not changed after).
+        with review.review():
+            stack = resolve(config, {*sealing.secure_keys(raw), *secure}, deployed)
+            # What `check` blocks as mandatory, refused here: where a stack file becomes a stack (render, check,
+            # simulate, the Pulumi program), not on every resolve of a stack made in code (a tenth of a second).
+            found = mandatory.issues(stack)
         if found:
             raise ConfigError(found)
     except ConfigError as exc:

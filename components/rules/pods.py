@@ -35,12 +35,19 @@ def templates(obj: Mapping[str, Any], subjects: Sequence[Subject] = ()) -> list[
     return list(_templates(obj, subjects))
 
 
-@once
 def _templates(obj: Mapping[str, Any], subjects: Sequence[Subject]) -> list[PodTemplate]:
     if obj.get("kind") == TRAINJOB and kind_of(obj) is not None:
-        runtime = find_runtime(obj, subjects)
-        return trainjob_pods(obj, runtime.data if runtime is not None else None)
-    return read(obj)
+        return _trainjob_templates(obj, subjects)
+    return _read(obj)  # whatever the subjects: a review's checks before the rules read the same objects
+
+
+@once
+def _trainjob_templates(obj: Mapping[str, Any], subjects: Sequence[Subject]) -> list[PodTemplate]:
+    runtime = find_runtime(obj, subjects)
+    return trainjob_pods(obj, runtime.data if runtime is not None else None)
+
+
+_read = once(read)
 
 
 def pods(obj: Mapping[str, Any], subjects: Sequence[Subject] = ()) -> int:

@@ -16,8 +16,11 @@ import yaml
 from components import repair, yamlio, yamlstrict
 from components.config import read_stack_file
 from components.errors import ConfigError
+from components.fleetobjects import RUNTIME_KINDS
 from components.fleetrender import MANAGER, render_fleet
 from components.fleetstack import Fleet, is_fleet, resolve_fleet_raw
+from components.manifests import multikueue
+from components.pool import Pool
 from components.render import Rendered, render
 from components.resolution import resolve_raw
 from components.rules import Finding, run
@@ -54,17 +57,26 @@ def subjects_of_stack(path: Path) -> list[Input]:
 
 
 def _subjects_of_fleet(fleet: Fleet, path: Path) -> list[Input]:
-    """What a fleet makes on each cluster; the pools of the workers it deploys (a stack file's are its own)."""
+    """What a fleet makes on each cluster, each reviewed with what is known of that cluster. A job's pods run on its
+    workers, so each TrainJob is reviewed there, beside the runtimes it is built from, rather than on the manager,
+    which holds it and copies of the runtimes only to admit it."""
     rendered = render_fleet(fleet)
     found = []
     for part in rendered.parts:
         stack = rendered.stack_of(part)
         known = {"gang_scheduler": "kueue", "cluster": CLUSTER_OF_PROVIDER[stack.config.cluster.provider]}
-        inline = part.name != MANAGER and fleet.worker(part.name).inline
-        pools = list(stack.pools.values()) if inline else []
-        subjects = from_objects(list(part.objects), source=f"{path} ({part.name})") + from_pools(
-            pools, repair.by_pool(stack.config, pools)
-        )
+        if part.name == MANAGER:
+            objects = [o for o in part.objects if o["kind"] not in ("TrainJob", *RUNTIME_KINDS)]
+            pools: list[Pool] = []
+        else:
+            worker = fleet.worker(part.name)
+            objects = list(part.objects)
+            if not worker.inline:  # its own stack makes its runtimes
+                objects += worker.of_kind("ClusterTrainingRuntime").values()
+            objects += [multikueue.dispatched(j.objects[-1]) for j in fleet.jobs if worker.name in j.workers]
+            pools = list(stack.pools.values())
+        subjects = from_objects(objects, source=f"{path} ({part.name})")
+        subjects += from_pools(pools, repair.by_pool(stack.config, pools))
         found.append(Input(subjects, known, files=1 if part.name == MANAGER else 0))
     return found
 

@@ -48,10 +48,15 @@ def manager_addons(fleet: Fleet) -> AddonPlan:
 
 
 def manager_objects(fleet: Fleet) -> list[dict[str, Any]]:
-    """Every object of the manager: its stack's own (the default flavor), the namespaces of its queues and jobs,
-    the workers' topologies and pools as flavors, each queue's ClusterQueue with its MultiKueue check and config,
-    the LocalQueues the workers have, the MultiKueueClusters, every runtime the workers offer, and the jobs."""
-    out = list(platform.objects(fleet.manager))
+    """Every object of the manager: its own stack's (the default flavor), then the fleet's (`multikueue_objects`)."""
+    return [*platform.objects(fleet.manager), *multikueue_objects(fleet)]
+
+
+def multikueue_objects(fleet: Fleet) -> list[dict[str, Any]]:
+    """What the fleet makes on the manager: the namespaces of its queues and jobs, the workers' topologies and pools
+    as flavors, the MultiKueueClusters, each queue's MultiKueueConfig, AdmissionCheck and ClusterQueue, the
+    LocalQueues the workers have, every runtime the workers offer, and the jobs (each after its own runtime)."""
+    out: list[dict[str, Any]] = []
     local = sorted({pair for worker in fleet.workers for pair in worker.local_queues()})
     namespaces = dict.fromkeys([*(ns for ns, _ in local), *(d.plan.namespace for d in fleet.jobs)])
     out += [namespace(name) for name in namespaces]

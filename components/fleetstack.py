@@ -184,6 +184,7 @@ def resolve_fleet_raw(
         issues += found
         if worker is not None:
             workers.append(worker)
+    issues += _distinct_clusters(config, workers)
     if not issues:
         issues += _interchangeable(workers)
     jobs: list[Dispatch] = []
@@ -275,9 +276,32 @@ def _worker(index: int, spec: WorkerSpec, base_dir: Path, secure: Collection[str
     return Worker(spec.name, spec, stack, source, tuple(platform.objects(stack))), []
 
 
+def _distinct_clusters(config: StackConfig, workers: list[Worker]) -> list[Issue]:
+    """The clusters the fleet deploys (the manager's, each inline worker's) have names of their own: `pulumi up` names
+    each cluster's resources after it."""
+    issues: list[Issue] = []
+    seen = {config.cluster.name: "the manager"}
+    for index, worker in enumerate(config.fleet.workers if config.fleet is not None else []):
+        found = next((w for w in workers if w.name == worker.name and w.inline), None)
+        if found is None:
+            continue
+        name = found.stack.config.cluster.name
+        if name in seen:
+            issues.append(
+                Issue(
+                    f"fleet.workers[{index}].config.cluster.name",
+                    f"'{name}' is the cluster name of {seen[name]} too, and the fleet names each cluster's resources "
+                    "after it: name them apart",
+                )
+            )
+        seen.setdefault(name, f"worker {worker.name}")
+    return issues
+
+
 def _interchangeable(workers: list[Worker]) -> list[Issue]:
     """A runtime or topology name means one object across the fleet (the manager holds one of each), and the
-    workers of a queue have the same runtimes for it (MultiKueue offers each of its jobs to every one of them)."""
+    workers of a queue draw on pools of the same names for it (MultiKueue offers each of its jobs to every one of
+    them, and a job names its pool's runtime)."""
     issues: list[Issue] = []
     for kind, what in (("ClusterTrainingRuntime", "runtime"), ("Topology", "topology")):
         seen: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -296,16 +320,16 @@ def _interchangeable(workers: list[Worker]) -> list[Issue]:
     queues: dict[str, tuple[Worker, list[str]]] = {}
     for worker in workers:
         for queue in worker.queues:
-            runtimes = sorted(name for p in worker.queue_pools(queue) for name in p.runtimes.values())
-            first_worker, first = queues.setdefault(queue, (worker, runtimes))
-            if runtimes != first:
+            pools = sorted(p.name for p in worker.queue_pools(queue))
+            first_worker, first = queues.setdefault(queue, (worker, pools))
+            if pools != first:
                 issues.append(
                     Issue(
                         _key(workers, worker),
                         f"queue {queue} draws on pools {_pools(worker, queue)} on worker {worker.name} and "
                         f"{_pools(first_worker, queue)} on worker {first_worker.name}: MultiKueue offers each job of "
-                        "the queue to both, and each has only its own pools' runtimes; name the queues apart, or "
-                        "give them pools of the same name and shape",
+                        "the queue to both, and a job runs on its pool's runtime, which each has only for its own "
+                        "pools; name the queues apart, or give them pools of the same name and shape",
                     )
                 )
     return issues
@@ -345,6 +369,7 @@ def dispatch(jobs: list[TrainingJobSpec], workers: list[Worker]) -> tuple[list[D
     settled, _, issues = launchers.settle(jobs, trainer=True, default="trainjob", deployed=None)
     default = next((q for w in workers for q in w.queues), None)
     candidates: dict[int, TrainingJobSpec] = {}
+    named: set[int] = set()  # the jobs that name their queue
     for index, job in enumerate(settled):
         path = f"jobs[{index}]"
         if job.launcher != "trainjob":
@@ -356,6 +381,8 @@ def dispatch(jobs: list[TrainingJobSpec], workers: list[Worker]) -> tuple[list[D
                 )
             )
             continue
+        if job.scheduler.queue:
+            named.add(index)
         queue = job.scheduler.queue or default
         candidates[index] = job.model_copy(update={"scheduler": job.scheduler.model_copy(update={"queue": queue})})
     # Each job on each worker that has its queue in its namespace: its plan and objects there, or its issues.
@@ -380,7 +407,7 @@ def dispatch(jobs: list[TrainingJobSpec], workers: list[Worker]) -> tuple[list[D
         path = f"jobs[{index}]"
         offered = [w for w in workers if (index, w.name) in planned or (index, w.name) in failed]
         if not offered:
-            issues.append(_unqueued(path, job, workers))
+            issues.append(_unqueued(path, job, workers, named=index in named))
             continue
         runnable = [w for w in offered if (index, w.name) in planned]
         passed: dict[str, str] = {}
@@ -480,12 +507,12 @@ def _relative(issue: Issue, path: str) -> str:
     return f"{inner}: {issue.message}" if inner else issue.message
 
 
-def _unqueued(path: str, job: TrainingJobSpec, workers: list[Worker]) -> Issue:
+def _unqueued(path: str, job: TrainingJobSpec, workers: list[Worker], *, named: bool) -> Issue:
     """A job whose queue no worker has in its namespace."""
     held = ", ".join(
         f"{w.name}: " + (", ".join(sorted(f"{q} in {ns}" for ns, q in w.local_queues())) or "none") for w in workers
     )
-    key = f"{path}.scheduler.queue" if job.scheduler.queue else f"{path}.namespace"
+    key = f"{path}.scheduler.queue" if named else f"{path}.namespace"
     return Issue(
         key,
         f"no worker has queue {job.scheduler.queue} in namespace {job.namespace}, and MultiKueue sends a job only to "

@@ -12,6 +12,10 @@ MAX_WORKERS = 20
 """The most workers one queue dispatches to: a MultiKueueConfig lists at most 20 clusters (kubernetes-sigs/kueue
 v0.19.2 apis/kueue/v1beta2/multikueue_types.go:156, `MaxItems=20`)."""
 
+RESERVED = "manager"
+"""What no worker is called: render writes the manager's objects under manager/, and the fleet names its resources on
+the manager after it."""
+
 STACK_REFERENCE = r"^[A-Za-z0-9][-A-Za-z0-9_.]*(/[A-Za-z0-9][-A-Za-z0-9_.]*){0,2}$"
 """A Pulumi stack name: `stack`, `project/stack` or `organization/project/stack`."""
 
@@ -87,6 +91,8 @@ class FleetSpec(Spec):
     def _distinct(self) -> FleetSpec:
         names = [w.name for w in self.workers]
         for index, name in enumerate(names):
+            if name == RESERVED:
+                raise at(f"workers[{index}].name", f"'{RESERVED}' names the manager: give the worker another name")
             if names.index(name) != index:
                 raise at(f"workers[{index}].name", f"worker '{name}' is declared twice: name each worker once")
         return self

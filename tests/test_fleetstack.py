@@ -116,7 +116,11 @@ def test_a_job_in_a_namespace_without_its_queue_is_refused_at_its_namespace(tmp_
 
 def test_a_worker_of_the_queue_that_could_admit_the_job_but_not_run_it_is_refused(tmp_path: Path) -> None:
     # Worker b has the queue but no claim `data`: MultiKueue could send it the job, whose pods would never start.
-    volumes = {"volumes": [{"name": "data", "namespace": "training", "backend": "nfs", "server": "n", "share": "/d", "size": "1Ti"}]}
+    volumes = {
+        "volumes": [
+            {"name": "data", "namespace": "training", "backend": "nfs", "server": "n", "share": "/d", "size": "1Ti"}
+        ]
+    }
     workers = [worker(tmp_path, "a", storage=volumes), worker(tmp_path, "b")]
     job = {**JOB, "volumes": [{"claim": "data", "mountPath": "/data"}]}
     (issue,) = refused(fleet_file(tmp_path, workers, [job]))

@@ -13,6 +13,7 @@ from components.errors import ConfigError
 from components.fleetobjects import ClusterObjects, clusters
 from components.fleetstack import Fleet, Worker
 from components.manifests import multikueue
+from components.manifests.envsecret import made_at_deploy
 from components.manifests.trainingruntime import choose_runtime
 from components.render import MARKER, Rendered, write
 from components.stack import Stack
@@ -68,6 +69,9 @@ class RenderedFleet:
             f"made at deploy time, not in these files: the manager's Secrets {secrets} (key "
             f"{multikueue.KUBECONFIG_KEY}: a kubeconfig with each worker's {multikueue.WORKER_ACCOUNT} token)"
         )
+        sealed = [f"{found} on {', '.join(job.workers)}" for job in fleet.jobs if (found := made_at_deploy(job.plan))]
+        if sealed:
+            lines.append("made at deploy time, each job's Pulumi secrets on its workers: " + "; ".join(sealed))
         for part in self.parts:
             kinds: dict[str, int] = {}
             for obj in part.objects:

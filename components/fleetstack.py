@@ -26,6 +26,7 @@ from components.errors import ConfigError, Issue, join_path
 from components.manifests import platform
 from components.manifests.plan import JobPlan
 from components.models import (
+    CONFIG_NAMESPACE,
     GpuOperatorSpec,
     SchedulerSpec,
     StackConfig,
@@ -243,7 +244,12 @@ def _worker(index: int, spec: WorkerSpec, base_dir: Path, secure: Collection[str
         try:
             stack = resolve_raw(raw, secure=inner)
         except ConfigError as exc:
-            return None, [replace(i, path=join_path(prefix, i.path)) for i in exc.issues]
+            # The keys its messages name (`pulumi config set --path 'gpu-training:cluster...'`) are under its prefix.
+            named = f"'{CONFIG_NAMESPACE}:"
+            return None, [
+                replace(i, path=join_path(prefix, i.path), message=i.message.replace(named, f"{named}{prefix}."))
+                for i in exc.issues
+            ]
         source, key = prefix, prefix
     found: list[Issue] = []
     file = f"its stack ({spec.stack_file})" if spec.stack_file else "it"

@@ -16,6 +16,7 @@ import yaml
 import stacks
 from components import Fleet
 from components.kubernetes.objects import StackConfigError
+from components.models.envsource import Sealed
 from tests.support.pulumi_mocks import (
     MOCK_TOKEN,
     MOCK_TOKEN_B64,
@@ -206,3 +207,30 @@ def test_a_config_mistake_is_a_clean_error_naming_the_key(
     with pytest.raises(StackConfigError) as raised:
         Fleet("gpu-training", keys)
     assert "Fleet gpu-training" in str(raised.value) and "jobs[0].scheduler.queue" in str(raised.value)
+
+
+def test_a_jobs_pulumi_secret_becomes_its_own_secret_on_each_of_its_workers(
+    pulumi_mocks: RecordingMonitor, tmp_path: Path
+) -> None:
+    token = "hf_ExampleTokenValueThatIsSecretAbCdEfGhIjKlMn"
+    (tmp_path / "dgx.yaml").write_text(yaml.safe_dump(DGX))  # a kubeconfig file's path, as a stack may give it
+    worker = {
+        "cluster": {"provider": "existing", "name": "w", "kubeconfig": str(tmp_path / "dgx.yaml")},
+        "nodePools": [{"name": "h100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"pool": "h100"}}],
+        "scheduler": {"type": "kueue", "queues": [{"name": "research", "gpus": 32, "namespaces": ["training"]}]},
+        "namespaces": [{"name": "training"}],
+    }
+    job = {"name": "tune", "image": "registry.example.com/t:v1", "command": ["train.py"], "nodes": 2}
+    keys = {
+        "cluster": {"provider": "existing", "name": "m"},
+        "fleet": {"workers": [{"name": "a", "config": worker}]},
+        "jobs": [{**job, "env": {"HF_TOKEN": Sealed(pulumi.Output.secret(token))}}],
+    }
+    run(lambda: Fleet("gpu-training", keys))
+    secret = pulumi_mocks.named("a-secret-training-tune-env")
+    assert secret.provider.startswith(pulumi_mocks.named("w-kubernetes").urn), "on the worker that runs it"
+    _secret(secret.inputs["data"])
+    plain = json.dumps([_plain(r.inputs) for r in pulumi_mocks.registrations], default=str)
+    assert token not in plain and base64.b64encode(token.encode()).decode() not in plain
+    job_on_manager = pulumi_mocks.named("manager-trainjob-training-tune")
+    assert secret.urn in job_on_manager.dependencies, "dispatched once its Secret is on its worker"

@@ -254,3 +254,11 @@ def test_the_manager_config_keeps_the_fleets_cluster_add_ons_and_images() -> Non
     manager = manager_config(config)
     assert (manager.cluster, manager.addons, manager.images) == (config.cluster, config.addons, config.images)
     assert manager.scheduler.type == "kueue" and manager.gpu_operator.enabled is False
+
+
+def test_an_inline_workers_plain_kubeconfig_is_refused_with_the_fix_at_its_full_key(tmp_path: Path) -> None:
+    keys = copy.deepcopy(WORKER)
+    keys["cluster"]["kubeconfig"] = "apiVersion: v1\nkind: Config\nusers: [{name: u, user: {token: abc}}]\n"
+    (issue,) = refused(fleet_file(tmp_path, [{"name": "a", "config": keys}], []))
+    assert "fleet.workers[0].config.cluster.kubeconfig: a kubeconfig's contents" in issue
+    assert "--path 'gpu-training:fleet.workers[0].config.cluster.kubeconfig'" in issue

@@ -10,7 +10,7 @@ Rotation: the worker's token lives in a Secret of type kubernetes.io/service-acc
 Changing `fleet.rotation` renames that Secret, so `pulumi up` creates the new one (the cluster fills it with a new
 token), writes the kubeconfig made from it to the manager's Secret, which Kueue watches, and deletes the old token
 Secret last, which revokes the old token. `pulumi up --replace <the token Secret's URN>` does the same for one
-worker.
+worker, the old Secret first (its name is the same), so that worker is unreachable for a moment.
 """
 
 from __future__ import annotations

@@ -1,0 +1,155 @@
+"""A fleet on one machine (components/simulate/fleet.py): a manager whose real Kueue dispatches TrainJobs with
+MultiKueue to two workers, each its own control plane with kwok GPU nodes of its own shapes and the real Kueue, Trainer
+and JobSet; the manager's objects are our reduction of a fleet's (tests/support/fleets.py) until render makes them.
+
+east has one pool of 8-GPU H100 nodes (six of them); west has two H100 nodes and two A100 nodes, each pool behind its
+own queue. A 4-node H100 job fits only east's queue, an A100 job only west's, a 2-node H100 job either. Every
+assertion reads the clusters: the manager's Workloads, the workers' pods and the nodes they run on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.render import Rendered, render
+from components.resolution import resolve_file
+from components.simulate import fleet
+from tests.support import fleets
+
+pytestmark = pytest.mark.simulate
+
+WAIT = 90.0
+SELECTOR = "gpu-training.example/pool"
+
+
+def _stack(folder: Path, name: str, pools: list[dict[str, Any]], queues: list[dict[str, Any]], jobs: list[Any]) -> Path:
+    config: dict[str, Any] = {
+        "gpu-training:cluster": {"provider": "existing", "name": name},
+        "gpu-training:nodePools": pools,
+        "gpu-training:scheduler": {"type": "kueue", "queues": queues},
+        "gpu-training:namespaces": [{"name": "training"}],
+    }
+    if jobs:
+        config["gpu-training:jobs"] = jobs
+    path = folder / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
+
+
+def _pool(name: str, instance: str, nodes: int) -> dict[str, Any]:
+    return {"name": name, "instanceType": instance, "maxNodes": nodes, "nodeSelector": {SELECTOR: name}}
+
+
+def _job(name: str, pool: str, nodes: int) -> dict[str, Any]:
+    image = "registry.example.com/training:v2.0"
+    return {
+        "name": name,
+        "image": image,
+        "command": ["train.py"],
+        "nodes": nodes,
+        "nodePool": pool,
+        "scheduler": {"queue": pool},
+    }
+
+
+H100 = ("p5.48xlarge", "NVIDIA H100")
+A100 = ("p4d.24xlarge", "NVIDIA A100")
+WORKERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "east": ([_pool("h100", H100[0], 6)], [{"name": "h100", "gpus": 48, "namespaces": ["training"]}]),
+    "west": (
+        [_pool("h100", H100[0], 2), _pool("a100", A100[0], 2)],
+        [
+            {"name": "h100", "gpus": 16, "namespaces": ["training"], "pools": ["h100"]},
+            {"name": "a100", "gpus": 16, "namespaces": ["training"], "pools": ["a100"]},
+        ],
+    ),
+}
+JOBS = {
+    "east-only": ("east", _job("east-only", "h100", 4)),
+    "either": ("east", _job("either", "h100", 2)),
+    "west-only": ("west", _job("west-only", "a100", 2)),
+}
+"""Each job, and the worker whose stack file declares it (where its TrainJob is rendered from)."""
+
+
+def _fleet(folder: Path, jobs: list[str]) -> tuple[Rendered, dict[str, Rendered]]:
+    """The manager (its objects our reduction) and each worker's stack, rendered from stack files written here."""
+    workers = {
+        name: fleet.with_objects(render(resolve_file(_stack(folder, name, pools, queues, []))), fleets.worker_access())
+        for name, (pools, queues) in WORKERS.items()
+    }
+    trainjobs = []
+    for name in jobs:
+        owner, spec = JOBS[name]
+        pools, queues = WORKERS[owner]
+        rendered = render(resolve_file(_stack(folder / "jobs", f"{owner}-{name}", pools, queues, [spec])))
+        trainjobs += [o for o in rendered.objects if o["kind"] == "TrainJob"]
+    manager_file = folder / "Pulumi.manager.yaml"
+    manager_file.write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "gpu-training:cluster": {"provider": "existing", "name": "manager"},
+                    "gpu-training:scheduler": {"type": "kueue"},
+                    "gpu-training:gpuOperator": {"enabled": False},
+                }
+            }
+        )
+    )
+    return fleets.manager(render(resolve_file(manager_file)), workers, trainjobs), workers
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "jobs").mkdir()
+    return tmp_path
+
+
+def _no_jobset_on_the_manager(run: fleet.Fleet) -> None:
+    """The manager's Trainer leaves a TrainJob MultiKueue manages alone (kubeflow/trainer v2.3.0
+    pkg/controller/trainjob_controller.go:89): no JobSet, no pod there."""
+    client = run.manager.client
+    assert client.list("jobset.x-k8s.io/v1alpha2", "JobSet", "training") == []
+    assert client.list("v1", "Pod", "training") == []
+
+
+def test_each_job_is_dispatched_to_a_worker_that_can_run_it_and_runs_whole_there(
+    binaries: dict[str, Path], etcd_seed: Path, folder: Path
+) -> None:
+    manager, workers = _fleet(folder, list(JOBS))
+    with fleet.running(manager, workers, folder / "run", progress=print) as run:
+        assert any("ServiceAccount kueue-system/gpu-training-multikueue" in n for n in run.notes), run.notes
+        run.submit()
+        reports = run.wait(WAIT)
+        print(run.report())
+        assert all(r.whole for r in reports.values()), run.report()
+        assert reports["training/east-only"].worker == "east", run.report()
+        assert reports["training/west-only"].worker == "west", run.report()
+        assert reports["training/either"].worker in ("east", "west"), run.report()
+        assert reports["training/west-only"].pools == ["a100"]
+        assert reports["training/east-only"].pools == reports["training/either"].pools == ["h100"]
+        assert not any(r.redispatched_from for r in reports.values()), run.report()
+        _no_jobset_on_the_manager(run)
+
+
+def test_a_job_whose_worker_is_taken_away_is_dispatched_again_to_the_other(
+    binaries: dict[str, Path], etcd_seed: Path, folder: Path
+) -> None:
+    manager, workers = _fleet(folder, ["either"])
+    with fleet.running(manager, workers, folder / "run", progress=print) as run:
+        run.submit()
+        first = run.wait(WAIT)["training/either"]
+        assert first.whole, run.report()
+        lost = first.worker
+        assert lost is not None
+        run.take_away(lost)
+        again = run.wait(WAIT)["training/either"]
+        print(run.report())
+        assert again.whole and again.worker not in (None, lost), run.report()
+        assert again.redispatched_from == [lost], run.report()
+        assert again.pools == ["h100"]
+        _no_jobset_on_the_manager(run)

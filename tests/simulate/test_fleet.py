@@ -9,6 +9,7 @@ assertion reads the clusters: the manager's Workloads, the workers' pods and the
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,6 @@ from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import fleet
 from tests.support import fleets
-
-pytestmark = pytest.mark.simulate
 
 WAIT = 90.0
 SELECTOR = "gpu-training.example/pool"
@@ -117,6 +116,7 @@ def _no_jobset_on_the_manager(run: fleet.Fleet) -> None:
     assert client.list("v1", "Pod", "training") == []
 
 
+@pytest.mark.simulate
 def test_each_job_is_dispatched_to_a_worker_that_can_run_it_and_runs_whole_there(
     binaries: dict[str, Path], etcd_seed: Path, folder: Path
 ) -> None:
@@ -136,6 +136,7 @@ def test_each_job_is_dispatched_to_a_worker_that_can_run_it_and_runs_whole_there
         _no_jobset_on_the_manager(run)
 
 
+@pytest.mark.simulate
 def test_a_job_whose_worker_is_taken_away_is_dispatched_again_to_the_other(
     binaries: dict[str, Path], etcd_seed: Path, folder: Path
 ) -> None:
@@ -153,3 +154,38 @@ def test_a_job_whose_worker_is_taken_away_is_dispatched_again_to_the_other(
         assert again.redispatched_from == [lost], run.report()
         assert again.pools == ["h100"]
         _no_jobset_on_the_manager(run)
+
+
+def test_the_kubeconfig_a_worker_is_reached_with_holds_its_ca_and_token_inline() -> None:
+    # Kueue v0.19.2 refuses a MultiKueue kubeconfig that names a file (multikueuecluster.go:956-999).
+    text = fleet.kubeconfig("https://127.0.0.1:6443", b"-----BEGIN CERTIFICATE-----\n", "t0ken", "east")
+    config = yaml.safe_load(text)
+    [cluster] = config["clusters"]
+    assert cluster["cluster"] == {
+        "server": "https://127.0.0.1:6443",
+        "certificate-authority-data": base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode(),
+    }
+    assert config["users"] == [{"name": "east", "user": {"token": "t0ken"}}]
+    assert "certificate-authority:" not in text and "tokenFile" not in text and "insecure" not in text
+
+
+def test_only_trainjobs_multikueue_manages_are_held_back_for_dispatch() -> None:
+    job = {"kind": "TrainJob", "metadata": {"name": "a", "namespace": "training"}, "spec": {}}
+    assert not fleet.dispatched(job)
+    assert fleet.dispatched({**job, "spec": {"managedBy": "kueue.x-k8s.io/multikueue"}})
+    assert not fleet.dispatched({**job, "spec": {"managedBy": "trainer.kubeflow.org/trainjob-controller"}})
+    assert not fleet.dispatched({"kind": "ClusterQueue", "metadata": {"name": "h100"}, "spec": {}})
+
+
+def test_a_jobs_report_line_says_where_it_ran_how_soon_and_which_worker_it_left() -> None:
+    moved = fleet.Job("training/either", "west", 9.0, ["east"], 2, 2, ["h100-0", "h100-1"], ["h100"], "admitted")
+    assert moved.whole
+    assert moved.line() == (
+        "training/either: on west, placed whole in 9.0 s after east was lost (2/2 pods on h100; manager: admitted); "
+        "re-dispatched from east"
+    )
+    stuck = fleet.Job("training/big", None, expected=8, state="pending", reason="insufficient quota")
+    assert not stuck.whole
+    assert stuck.line() == (
+        "training/big: on no worker, not whole (0/8 pods on no pool; manager: pending); insufficient quota"
+    )

@@ -5,7 +5,7 @@ The shapes are Kueue's (kubernetes-sigs/kueue v0.19.2; its docs "Setup a MultiKu
 Multi-Cluster"): a MultiKueueCluster per worker whose kubeconfig is a Secret in Kueue's namespace
 (apis/kueue/v1beta2/multikueue_types.go:24, 53-66), a MultiKueueConfig and an AdmissionCheck of controller
 `kueue.x-k8s.io/multikueue` per queue (multikueue_types.go:37), a ClusterQueue per queue that takes that check
-(apis/kueue/v1beta2/clusterqueue_types.go), the workers' LocalQueues (a Workload copy keeps its LocalQueue's name:
+(apis/kueue/v1beta2/clusterqueue_types.go) and the workers' ResourceFlavors, the workers' LocalQueues (a Workload copy keeps its LocalQueue's name:
 pkg/controller/admissionchecks/multikueue/workload.go:1348-1356), their runtimes (the manager's Kueue builds a
 TrainJob's pods from its runtime: pkg/controller/jobs/trainjob/trainjob_controller.go:199-240) and each TrainJob
 with `spec.managedBy: kueue.x-k8s.io/multikueue`.
@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 import yaml
 
+from components import quantity
 from components.render import Rendered
 from components.simulate import kueue
 from components.simulate.fleet import KUEUE_API, MULTIKUEUE, TOKEN_TYPE
@@ -86,30 +88,33 @@ def _of_kind(rendered: Rendered, kind: str) -> list[dict[str, Any]]:
 
 
 def _manager_queue(name: str, shares: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """The manager's ClusterQueue of a queue: each worker's flavors of that queue, renamed `<worker>-<flavor>`, with
-    their quotas; the default flavor once; the queue's MultiKueue check."""
+    """The manager's ClusterQueue of a queue: each flavor the workers' queues of that name have (a pool's, alike on
+    every worker that has the pool) with the sum of their quotas, and the queue's MultiKueue check.
+
+    Summed, not one flavor per worker: the manager charges a job to the first flavor that fits, whichever worker then
+    runs it, so a flavor per worker would hold a job that one worker alone can take behind quota another worker's job
+    was charged to (seen on the fleet branch's example: an 8-node job pending on the manager while its one worker
+    was idle)."""
     covered: list[str] = []
-    flavors: list[dict[str, Any]] = []
-    default: dict[str, Any] | None = None
-    for worker, queue in shares:
+    totals: dict[str, dict[str, Decimal]] = {}
+    for _, queue in shares:
         group = queue["spec"]["resourceGroups"][0]
         covered += [r for r in group["coveredResources"] if r not in covered]
         for flavor in group["flavors"]:
-            if flavor["name"] == DEFAULT_FLAVOR:
-                default = default or flavor
-            else:
-                flavors.append({**flavor, "name": f"{worker}-{flavor['name']}"})
-    if default is not None:
-        flavors.append(default)
-    # Every flavor of a resource group covers the group's resources, in its order (Kueue's webhook).
-    aligned = [
+            summed = totals.setdefault(flavor["name"], {})
+            for entry in flavor["resources"]:
+                summed[entry["name"]] = summed.get(entry["name"], Decimal(0)) + quantity.parse(entry["nominalQuota"])
+    # Every flavor of a resource group covers the group's resources, in its order (Kueue's webhook); the default
+    # flavor, for pods that take no GPU, last.
+    order = [f for f in totals if f != DEFAULT_FLAVOR] + [f for f in totals if f == DEFAULT_FLAVOR]
+    flavors = [
         {
-            "name": f["name"],
+            "name": flavor,
             "resources": [
-                next((e for e in f["resources"] if e["name"] == r), {"name": r, "nominalQuota": "0"}) for r in covered
+                {"name": r, "nominalQuota": quantity.canonical(str(totals[flavor].get(r, Decimal(0))))} for r in covered
             ],
         }
-        for f in flavors
+        for flavor in order
     ]
     return {
         "apiVersion": KUEUE_API,
@@ -117,7 +122,7 @@ def _manager_queue(name: str, shares: list[tuple[str, dict[str, Any]]]) -> dict[
         "metadata": _meta(name),
         "spec": {
             "namespaceSelector": {},
-            "resourceGroups": [{"coveredResources": covered, "flavors": aligned}],
+            "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
             "admissionChecksStrategy": {"admissionChecks": [{"name": name}]},
         },
     }
@@ -144,10 +149,7 @@ def manager_objects(workers: dict[str, Rendered], jobs: list[dict[str, Any]]) ->
         for queue in _of_kind(rendered, "ClusterQueue"):
             queues.setdefault(queue["metadata"]["name"], []).append((worker, queue))
             for entry in queue["spec"]["resourceGroups"][0]["flavors"]:
-                flavor = copy.deepcopy(flavors[entry["name"]])
-                if entry["name"] != DEFAULT_FLAVOR:
-                    flavor["metadata"] = _meta(f"{worker}-{entry['name']}")
-                add(flavor)
+                add(copy.deepcopy(flavors[entry["name"]]))
         add(
             {
                 "apiVersion": KUEUE_API,

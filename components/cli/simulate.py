@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import sys
@@ -11,9 +12,9 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from components.render import render
+from components.render import Rendered, render
 from components.resolution import resolve_file
-from components.simulate import apply, controlplane, engines, simulation
+from components.simulate import apply, controlplane, engines, fleet, simulation
 from components.simulate.report import Report
 
 OK, NOT_SCHEDULED, USAGE = 0, 1, 2
@@ -80,6 +81,47 @@ def _simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep:
     elif not report.ok:
         text += f"\nlogs of every process: {folder}" if output != "json" else ""
     return text, OK if report.ok else NOT_SCHEDULED
+
+
+def simulate_fleet(
+    manager: Rendered, workers: dict[str, Rendered], name: str, *, timeout: float, take_away: str | None, output: str
+) -> tuple[str, int]:
+    """Simulate a rendered fleet: its manager (its jobs among its objects) and each worker's stack with what the fleet
+    makes there; with `take_away`, that worker is then stopped and the jobs it held must run whole on another. The
+    report and the exit code (0 every job whole, 1 not, 2 cannot run)."""
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    progress = _progress()
+    folder = engines.cache_dir() / "runs" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:
+        with fleet.running(manager, workers, folder, progress) as run:
+            progress("submitting the jobs to the manager")
+            run.submit()
+            run.wait(timeout)
+            if take_away is not None:
+                progress(f"taking worker {take_away} away")
+                run.take_away(take_away)
+                run.wait(timeout)
+            notes, reports = run.notes, list(run.reports.values())
+    except (engines.BuildError, fleet.FleetError) as exc:
+        return f"error: {exc}\nlogs: {folder}", USAGE
+    except apply.ApplyError as exc:
+        return f"error: {exc}\nlogs: {folder}", NOT_SCHEDULED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    ok = all(r.whole for r in reports)
+    if output == "json":
+        doc = {"fleet": name, "ok": ok, "notes": notes, "notSimulated": list(simulation.NOT_SIMULATED)}
+        text = json.dumps({**doc, "jobs": [r.as_dict() for r in reports]}, indent=2)
+    else:
+        lines = [f"fleet {name}: a manager and {len(workers)} workers", *(f"note: {n}" for n in notes), ""]
+        lines += [r.line() for r in reports]
+        lines += ["", *(f"not simulated: {n}" for n in simulation.NOT_SIMULATED)]
+        text = "\n".join(lines)
+    if ok:
+        shutil.rmtree(folder, ignore_errors=True)
+    elif output != "json":
+        text += f"\nlogs of every process: {folder}"
+    return text, OK if ok else NOT_SCHEDULED
 
 
 def _keep_note(plane: controlplane.ControlPlane, progress: Callable[[str], None]) -> None:

@@ -110,6 +110,22 @@ class Job:
         """Every pod the manager admitted runs on a kwok node of its worker."""
         return self.worker is not None and self.expected > 0 and self.running == self.expected
 
+    def as_dict(self) -> dict[str, Any]:
+        """The job for --format json."""
+        return {
+            "job": self.job,
+            "worker": self.worker,
+            "whole": self.whole,
+            "secondsToRunWhole": self.seconds,
+            "redispatchedFrom": self.redispatched_from,
+            "podsExpected": self.expected,
+            "podsRunning": self.running,
+            "nodes": self.nodes,
+            "pools": self.pools,
+            "manager": self.state,
+            "reason": "" if self.whole else self.reason,
+        }
+
     def line(self) -> str:
         """The job as one line of the report."""
         where = f"on {self.worker}" if self.worker else "on no worker"

@@ -10,12 +10,14 @@ assertion reads the clusters: the manager's Workloads, the workers' pods and the
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from components.cli.simulate import simulate_fleet
 from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import fleet
@@ -121,19 +123,20 @@ def test_each_job_is_dispatched_to_a_worker_that_can_run_it_and_runs_whole_there
     binaries: dict[str, Path], etcd_seed: Path, folder: Path
 ) -> None:
     manager, workers = _fleet(folder, list(JOBS))
-    with fleet.running(manager, workers, folder / "run", progress=print) as run:
-        assert any("ServiceAccount kueue-system/gpu-training-multikueue" in n for n in run.notes), run.notes
-        run.submit()
-        reports = run.wait(WAIT)
-        print(run.report())
-        assert all(r.whole for r in reports.values()), run.report()
-        assert reports["training/east-only"].worker == "east", run.report()
-        assert reports["training/west-only"].worker == "west", run.report()
-        assert reports["training/either"].worker in ("east", "west"), run.report()
-        assert reports["training/west-only"].pools == ["a100"]
-        assert reports["training/east-only"].pools == reports["training/either"].pools == ["h100"]
-        assert not any(r.redispatched_from for r in reports.values()), run.report()
-        _no_jobset_on_the_manager(run)
+    text, code = simulate_fleet(manager, workers, "fleet", timeout=WAIT, take_away=None, output="json")
+    report = json.loads(text)
+    print(text)
+    assert code == 0 and report["ok"], text
+    assert "worker east: reached as ServiceAccount kueue-system/gpu-training-multikueue" in " ".join(report["notes"])
+    jobs = {j["job"]: j for j in report["jobs"]}
+    assert all(j["whole"] and j["podsRunning"] == j["podsExpected"] > 0 for j in jobs.values()), text
+    assert jobs["training/east-only"]["worker"] == "east", text
+    assert jobs["training/west-only"]["worker"] == "west", text
+    assert jobs["training/either"]["worker"] in ("east", "west"), text
+    assert jobs["training/west-only"]["pools"] == ["a100"]
+    assert jobs["training/east-only"]["pools"] == jobs["training/either"]["pools"] == ["h100"]
+    assert not any(j["redispatchedFrom"] for j in jobs.values()), text
+    assert all(j["manager"].startswith("admitted") for j in jobs.values()), text
 
 
 @pytest.mark.simulate

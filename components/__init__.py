@@ -1,6 +1,6 @@
 """gpu-training: a GPU distributed-training platform on Kubernetes, as Pulumi components.
 
-The pure core (models, catalog, fabric, manifests, rules) imports no Pulumi; `Platform`, `TrainingJob` and
+The pure core (models, catalog, fabric, manifests, rules) imports no Pulumi; `Platform`, `Fleet`, `TrainingJob` and
 the other components load the Pulumi SDKs only when first used.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from components.fleet import Fleet
     from components.kubernetes.trainingjob import TrainingJob
     from components.platform import Platform
 
-__all__ = ["Platform", "TrainingJob"]
+__all__ = ["Fleet", "Platform", "TrainingJob"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +25,8 @@ def __getattr__(name: str) -> Any:
         from components.platform import Platform
 
         return Platform
+    if name == "Fleet":
+        from components.fleet import Fleet
+
+        return Fleet
     raise AttributeError(f"module 'components' has no attribute {name!r}")

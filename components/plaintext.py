@@ -7,6 +7,7 @@ Pure: the validated config in, issues out. A Pulumi secret (`secure:` in the sta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
@@ -18,9 +19,12 @@ from components.models.job import nccl_env_name
 
 SECRET_KEYS: dict[str, str] = {
     "cluster.kubeconfig": "a kubeconfig's contents (the client key or token it holds)",
+    "fleet.workers[*].kubeconfig": "a kubeconfig's contents (the client key or token it holds)",
 }
-"""Config keys that are secrets (docs/configuration.md: `kubeconfig` (secret)), and what a plain value there gives
-away. A path to a file is not the secret itself, and stays allowed."""
+"""Config keys that are secrets (docs/configuration.md: `kubeconfig` (secret); a fleet worker's `kubeconfig`), and
+what a plain value there gives away (`[*]`: any index). A path to a file is not the secret itself, and stays
+allowed."""
+_WORKER_INDEX = re.compile(r"(?<=^fleet\.workers)\[\d+\]")
 
 NAMES_A_SECRET = frozenset({"secret", "secretRef", "imagePullSecrets"})
 """Config keys whose value names a Secret (a Secret volume's `secret`, envFrom's `secretRef`), never holds one:
@@ -106,13 +110,14 @@ def _findings(config: StackConfig, secure: Collection[str]) -> Iterator[tuple[st
         yield from _job(job, f"jobs[{index}]")
     rest = config.model_dump(by_alias=True, exclude_defaults=True, exclude={"jobs"})
     for path, key, value in _strings(rest, ""):
-        if path in SECRET_KEYS:
+        secret = SECRET_KEYS.get(_WORKER_INDEX.sub("[*]", path))
+        if secret is not None:
             if "\n" in value.strip() or value.lstrip().startswith(("apiVersion", "{")):
                 fix = (
                     f"set it as a secret, which the stack file keeps encrypted ({_set_secret(path)}, e.g. "
                     f'"$(cat kubeconfig.yaml)" as the value), or give the path of a kubeconfig file'
                 )
-                yield path, Verdict("error", f"{SECRET_KEYS[path]} in plain text {_STACK_FILE}"), fix
+                yield path, Verdict("error", f"{secret} in plain text {_STACK_FILE}"), fix
         elif (verdict := judge(key, value)) is not None:
             yield path, verdict, _NOT_SECRET
 
@@ -123,7 +128,11 @@ def issues(config: StackConfig, secure: Collection[str] = ()) -> list[Issue]:
     found: list[Issue] = []
     for path, verdict, fix in _findings(config, secure):
         if verdict.level == "error" and not _secure(path, secure):
-            problem = verdict.what if path in SECRET_KEYS else f"{verdict.what} in plain text, {_REACH}"
+            problem = (
+                verdict.what
+                if _WORKER_INDEX.sub("[*]", path) in SECRET_KEYS
+                else f"{verdict.what} in plain text, {_REACH}"
+            )
             found.append(Issue(path, f"{problem}; {fix}"))
     return found
 

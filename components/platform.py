@@ -68,8 +68,14 @@ class Platform(pulumi.ComponentResource):
         name: str,
         config: Stack | StackConfig | Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        installs: addons.AddonPlan | None = None,
+        prefix: str = "",
     ) -> None:
-        """Build a platform from a validated Stack, a StackConfig, or config keys as a stack file writes them."""
+        """Build a platform from a validated Stack, a StackConfig, or config keys as a stack file writes them.
+        `installs`: what to install instead of the stack's own add-on plan (a fleet's manager runs Kueue set up for
+        MultiKueue). `prefix`: what begins the name of each resource below it but the cluster's, so that more than
+        one platform fits in a program (a fleet's inline workers; a URN names no parent, only their types)."""
         super().__init__(TOKEN, name, {}, opts)
         stack = _stack(name, config)
         self.stack = stack
@@ -86,22 +92,30 @@ class Platform(pulumi.ComponentResource):
             )
 
         nodes = [*self.cluster.node_pools.values(), *self.cluster.storage_objects]
-        installs = addons.plan(stack, efs_role_arn=getattr(self.cluster, "efs_csi_role_arn", None))
+        if installs is None:
+            installs = addons.plan(stack, efs_role_arn=getattr(self.cluster, "efs_csi_role_arn", None))
         # Add-ons go on once the nodes exist; objects wait for the installs that serve their kinds. With
         # addons.install false another tool installs them, and nothing waits for an install.
-        installed = ClusterAddons("addons", installs, in_cluster(nodes), install=stack.config.addons.install)
+        installed = ClusterAddons(
+            f"{prefix}addons", installs, in_cluster(nodes), install=stack.config.addons.install, prefix=prefix
+        )
+        self.installs = installs
+        """The add-on plan installed."""
+        self.installed = installed
+        """The add-ons component: what an object of the cluster waits for (`waits_for`, `ready`)."""
         # A ServiceAccount waits for its cloud identity (EKS Pod Identity, GKE Workload Identity), its jobs for it.
         identities: dict[str, list[pulumi.Resource]] = getattr(self.cluster, "identities", {})
         objects = PlatformObjects(
-            "platform",
+            f"{prefix}platform",
             stack,
             in_cluster(nodes),
             needs=lambda obj: combine(installed.waits_for(installs, obj), identities.get(key(obj))),
+            prefix=prefix,
         )
         # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
         checks = {
             pool: FabricCheck(
-                f"fabric-check-{pool}",
+                f"{prefix}fabric-check-{pool}",
                 check,
                 in_cluster(combine(nodes, installed.everything(), objects.uses(check.plan))),
             )
@@ -120,7 +134,7 @@ class Platform(pulumi.ComponentResource):
                 [gate.job] if gate else None,
             )
             jobs[f"{plan.namespace}/{plan.name}"] = TrainingJob(
-                f"{plan.namespace}-{plan.name}",
+                f"{prefix}{plan.namespace}-{plan.name}",
                 plan.spec,
                 pool=plan.pool,
                 scheduler=stack.scheduler,

@@ -20,10 +20,7 @@ from components.manifests.plan import JobPlan
 from components.manifests.queues import DEFAULT_COHORT
 from components.models import StackConfig
 from components.models.platform import QueueSpec
-
-
-def _pool_gpus(plan: JobPlan) -> int:
-    return plan.pool.gpus_per_node * plan.pool.max_nodes
+from components.pool import Pool
 
 
 def _serves(queue: QueueSpec, pool: str) -> bool:
@@ -32,12 +29,17 @@ def _serves(queue: QueueSpec, pool: str) -> bool:
 
 def kueue_reach(queue: QueueSpec, queues: list[QueueSpec], plan: JobPlan) -> tuple[int, int]:
     """The GPUs a ClusterQueue holds on the job's pool, and the most it may borrow there from its cohort."""
-    pool_gpus = _pool_gpus(plan)
+    return reach(queue, queues, plan.pool)
+
+
+def reach(queue: QueueSpec, queues: list[QueueSpec], pool: Pool) -> tuple[int, int]:
+    """The GPUs a ClusterQueue holds on a pool, and the most it may borrow there from its cohort."""
+    pool_gpus = pool.gpus_per_node * pool.max_nodes
     nominal = min(queue.gpus, pool_gpus)
     cohort = queue.cohort or DEFAULT_COHORT
     lent = 0
     for other in queues:
-        if other.name == queue.name or (other.cohort or DEFAULT_COHORT) != cohort or not _serves(other, plan.pool.name):
+        if other.name == queue.name or (other.cohort or DEFAULT_COHORT) != cohort or not _serves(other, pool.name):
             continue
         own = min(other.gpus, pool_gpus)
         lent += own if other.lending_limit is None else min(other.lending_limit, own)

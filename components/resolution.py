@@ -10,7 +10,7 @@ from typing import Any
 
 from components import launchers, mandatory, overhead, reserved, sealing
 from components.config import parse_stack, read_stack_file
-from components.errors import ConfigError
+from components.errors import ConfigError, Issue
 from components.models import StackConfig
 from components.stack import Stack
 from components.validation import validate
@@ -20,6 +20,14 @@ def resolve(config: StackConfig, secure: Collection[str] = (), deployed: launche
     """The stack with its defaults decided, pools resolved and jobs planned; ConfigError listing every cross-object
     issue. `secure`: the config paths given as Pulumi secrets, whose values are not plain text whatever they hold.
     `deployed`: what the stack's last deployment made, whose jobs keep their kinds (components/launchers.py)."""
+    if config.fleet is not None:
+        raise ConfigError(
+            Issue(
+                "fleet",
+                "makes this stack a fleet, which is read as a fleet (render, check and `pulumi up` do; "
+                "docs/fleet.md), not as one cluster's stack",
+            )
+        )
     stack = validate(config, secure, deployed)
     # What the DaemonSets of the stack and its add-ons leave of each new node: read from the stack as it renders.
     found = reserved.issues(stack) or overhead.issues(stack)

@@ -28,7 +28,7 @@ from components.manifests import fabriccheck as gate_objects
 from components.manifests import trainingjob
 from components.manifests.plan import JobPlan, plan
 from components.manifests.trainingruntime import cluster_runtime, pool_runtimes, runtime_names
-from components.models import StackConfig
+from components.models import StackConfig, TrainingJobSpec
 from components.nodecheck import NodeCheck
 from components.observability import pack as observability
 from components.podfit import pods_fit
@@ -85,27 +85,10 @@ def validate(config: StackConfig, secure: Collection[str] = (), deployed: launch
     plans: list[JobPlan] = []
     built: list[tuple[dict[str, Any], ...]] = []
     for index, job in enumerate(config.jobs):
-        path = f"jobs[{index}]"
-        found = jobchecks.issues(config, job, path)
-        name = pool_name(config, job)
-        if name in pools:
-            try:
-                planned = plan(
-                    job,
-                    pools[name],
-                    config.scheduler.type,
-                    default_queue(config),
-                    path=path,
-                    volumes=config.storage.volumes,
-                )
-            except ConfigError as exc:
-                found = [*exc.issues, *found]  # how the job fits its pool comes first
-            else:
-                plans.append(planned)
-                objects = trainingjob.objects(planned)
-                built.append(tuple(objects))
-                found += pods_fit(planned.pool, objects, f"{path}.nodePool", planned)
-                found += quotas.issues(config, planned, path)
+        planned, objects, found = plan_job(config, pools, job, f"jobs[{index}]")
+        if planned is not None:
+            plans.append(planned)
+            built.append(objects)
         issues += found
     if issues:
         raise ConfigError(issues)
@@ -122,6 +105,27 @@ def validate(config: StackConfig, secure: Collection[str] = (), deployed: launch
         launches=tuple(launches),
         job_objects=tuple(built),
     )
+
+
+def plan_job(
+    config: StackConfig, pools: Mapping[str, Pool], job: TrainingJobSpec, path: str
+) -> tuple[JobPlan | None, tuple[dict[str, Any], ...], list[Issue]]:
+    """A job of `config` planned on its pool among `pools`: its plan and objects (None and none when it cannot be
+    planned), and every issue of its own (its fit on its pool first, then its pool, operator, queue and claims)."""
+    found = jobchecks.issues(config, job, path)
+    name = pool_name(config, job)
+    if name not in pools:
+        return None, (), found
+    try:
+        planned = plan(
+            job, pools[name], config.scheduler.type, default_queue(config), path=path, volumes=config.storage.volumes
+        )
+    except ConfigError as exc:
+        return None, (), [*exc.issues, *found]  # how the job fits its pool comes first
+    objects = tuple(trainingjob.objects(planned))
+    found += pods_fit(planned.pool, list(objects), f"{path}.nodePool", planned)
+    found += quotas.issues(config, planned, path)
+    return planned, objects, found
 
 
 def _node_checks(config: StackConfig, pools: Mapping[str, Pool]) -> tuple[dict[str, NodeCheck], list[Issue]]:

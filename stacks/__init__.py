@@ -13,6 +13,8 @@ from pulumi.runtime.config import is_config_secret
 from components import launchers
 from components.config import read_stack_file
 from components.errors import ConfigError
+from components.fleet import Fleet as FleetComponent
+from components.fleetstack import Fleet, is_fleet, resolve_fleet_raw
 from components.kubernetes.objects import as_pulumi_error
 from components.models import CONFIG_NAMESPACE, StackConfig
 from components.platform import Platform
@@ -21,8 +23,9 @@ from components.sealing import seal_jobs, secure_keys
 from components.stack import Stack
 
 
-def load() -> Stack:
-    """The current stack's config from Pulumi config, validated; a clean Pulumi error otherwise."""
+def load() -> Stack | Fleet:
+    """The current stack's config from Pulumi config, validated (a fleet's as a fleet); a clean Pulumi error
+    otherwise."""
     config = pulumi.Config(CONFIG_NAMESPACE)
     raw: dict[str, Any] = {}
     for name in StackConfig.config_keys():
@@ -42,6 +45,8 @@ def load() -> Stack:
         # A job's secure env values arrive here in plaintext: sealed as Pulumi secrets before anything reads them.
         secret = is_config_secret(f"{CONFIG_NAMESPACE}:jobs")
         raw = seal_jobs(raw, file_raw, pulumi.Output.secret, jobs_secret=secret)
+        if is_fleet(raw):
+            return resolve_fleet_raw(raw, source=source.name, lines=lines, secure=secure)
         stack = resolve_raw(raw, source=source.name, lines=lines, secure=secure, deployed=deployed())
     except ConfigError as exc:
         raise as_pulumi_error(exc) from None
@@ -76,8 +81,10 @@ def deployed() -> launchers.Deployed:
     return launchers.Deployed.from_outputs(value.get("outputs"))
 
 
-def run(stack: Stack) -> dict[str, Any]:
-    """Create the stack's platform; export and return what it exports."""
+def run(stack: Stack | Fleet) -> dict[str, Any]:
+    """Create the stack's platform (or fleet); export and return what it exports."""
+    if isinstance(stack, Fleet):
+        return _run_fleet(stack)
     platform = Platform("gpu-training", stack)
     exports: dict[str, Any] = {
         "cluster": platform.cluster_name,
@@ -91,6 +98,20 @@ def run(stack: Stack) -> dict[str, Any]:
         "addons": platform.addons,
         "jobs": platform.jobs,
         "fabricChecks": platform.fabric_checks,
+    }
+    for name, value in exports.items():
+        pulumi.export(name, value)
+    return exports
+
+
+def _run_fleet(fleet: Fleet) -> dict[str, Any]:
+    """Create the fleet; export its workers, queues and jobs (no kubeconfig: the workers' stay on the manager)."""
+    component = FleetComponent("gpu-training", fleet)
+    exports: dict[str, Any] = {
+        "manager": pulumi.Output.from_input(fleet.config.cluster.name),
+        "workers": component.workers,
+        "queues": component.queues,
+        "jobs": component.jobs,
     }
     for name, value in exports.items():
         pulumi.export(name, value)

@@ -26,9 +26,10 @@ from components.resolution import resolve_file
 from components.rules.pods import templates
 from components.wellknown import POOL_LABEL
 from tests.support.factories import ROCE_NETWORK, job, pool
+from tests.support.stacks import EXAMPLE_STACKS
 
 REPO = Path(__file__).resolve().parents[1]
-STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")])
+STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *EXAMPLE_STACKS])
 
 
 def _stack_variants(tmp: Path) -> list[Path]:

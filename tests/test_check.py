@@ -23,6 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 STACK_FILES = sorted(REPO.glob("Pulumi.*.yaml")) + sorted((REPO / "examples" / "minimal").glob("Pulumi.*.yaml"))
+FLEET_EXAMPLE = sorted((REPO / "examples" / "fleet").glob("Pulumi.*.yaml"))
+"""The example fleet: its workers' stacks and the fleet's own, which check reviews cluster by cluster."""
 
 
 EXPECTED_ADVICE = {
@@ -37,7 +39,7 @@ auto-repair (GKE's flex-start guide: --no-enable-autorepair), so nothing repairs
 dev stack keeps one job on each v1 operator, to show the legacy path still runs, and check says it is legacy."""
 
 
-@pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("stack_file", STACK_FILES + FLEET_EXAMPLE, ids=lambda p: str(p.relative_to(REPO)))
 def test_our_stacks_pass(stack_file: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     assert main(["check", "--config", str(stack_file)]) == 0

@@ -17,6 +17,7 @@ from components.errors import ConfigError
 from components.gcp import kubernetes_versions as gke
 from components.gcp import regions as gcp_regions
 from components.resolution import resolve, resolve_file
+from tests.support.stacks import EXAMPLE_STACKS
 
 AWS: dict[str, Any] = {"provider": "aws", "name": "t", "region": "us-east-1"}
 GCP: dict[str, Any] = {"provider": "gcp", "name": "t", "project": "ml-project", "region": "us-central1"}
@@ -245,7 +246,7 @@ def test_an_instance_type_the_stack_vouches_for_renders_a_tcp_pool_with_a_warnin
 
 
 def test_every_shipped_stack_names_only_what_the_lists_know() -> None:
-    for path in sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")]):
+    for path in sorted([*REPO.glob("Pulumi.*.yaml"), *EXAMPLE_STACKS]):
         config = resolve_file(path).config
         assert identifiers.warnings(config) == [], path
         assert not getattr(config.cluster, "allow_unknown", []), path

@@ -19,9 +19,10 @@ from components.manifests import platform
 from components.manifests.pod import tolerates, tolerations
 from components.models.nodepool import Taint
 from components.resolution import resolve_file
+from tests.support.stacks import EXAMPLE_STACKS
 
 REPO = Path(__file__).resolve().parents[1]
-STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")])
+STACKS = sorted([*REPO.glob("Pulumi.*.yaml"), *EXAMPLE_STACKS])
 
 
 def _node_check_like(name: str, pool: Any, gpus: int) -> dict[str, Any]:

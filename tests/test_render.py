@@ -13,6 +13,7 @@ from components.fabriccheck import home_namespace
 from components.manifests import fabriccheck
 from components.render import ELSEWHERE, ELSEWHERE_NOTE, MARKER, render, write
 from components.resolution import resolve_file, resolve_raw
+from tests.support.stacks import EXAMPLE_STACKS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,7 +48,7 @@ def test_render_never_writes_into_a_folder_it_did_not_make(tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
 
 
-STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *(REPO / "examples").glob("*/Pulumi.*.yaml")])
+STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *EXAMPLE_STACKS])
 
 
 @pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: str(p.relative_to(REPO)))

@@ -15,6 +15,7 @@ from components.render import render
 from components.resolution import resolve_file
 from components.rules.podtemplate import PodTemplate
 from tests.support.pulumi_mocks import RecordingMonitor, exported, run, use_stack
+from tests.support.stacks import EXAMPLE_STACKS
 from tests.support.workers import worker_pod
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,9 +133,7 @@ def test_every_stack_registers_what_it_renders_through_its_clusters_provider(
     assert sorted(node_classes) == sorted(karpenter), "a Karpenter NodePool for each of its pools"
 
 
-GKE_STACKS = sorted(
-    p for p in [*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")] if "provider: gcp" in p.read_text()
-)
+GKE_STACKS = sorted(p for p in [*REPO.glob("Pulumi.*.yaml"), *EXAMPLE_STACKS] if "provider: gcp" in p.read_text())
 
 
 @pytest.mark.parametrize("stack_file", GKE_STACKS, ids=lambda p: str(p.relative_to(REPO)))
@@ -157,7 +156,7 @@ def test_every_gke_stack_holds_minor_and_node_upgrades_back_under_its_gpu_jobs(
         }
 
 
-STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/*/Pulumi.*.yaml")])
+STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *EXAMPLE_STACKS])
 
 
 def test_the_default_minor_is_in_standard_support_on_every_provider() -> None:

@@ -240,6 +240,26 @@ def kueue_config(pools: list[Pool] | None = None, legacy: tuple[str, ...] = ()) 
     return yaml.safe_dump(config, sort_keys=False)
 
 
+MULTIKUEUE_FRAMEWORKS = ("trainer.kubeflow.org/trainjob",)
+"""What a fleet manager's Kueue manages: the one kind a fleet dispatches. MultiKueue watches the kind of every
+integration the manager enables on every worker, and holds a worker unconnected until each watch is up
+(kubernetes-sigs/kueue v0.19.2 cmd/kueue/main.go:529, pkg/controller/admissionchecks/multikueue/
+multikueuecluster.go:351-366): with the chart's defaults each worker would have to serve, and grant, AppWrappers,
+LeaderWorkerSets, MPIJobs, Pods and StatefulSets."""
+
+
+def manager_config(pools: list[Pool]) -> str:
+    """Kueue's configuration on a fleet's manager: as on a cluster (`kueue_config`, with the workers' pools for the
+    DeviceClasses their jobs claim) but managing only TrainJobs, and without all-or-nothing admission, which is the
+    workers' (where the pods run): MultiKueue copies no pods' readiness to the manager's Workload
+    (pkg/controller/admissionchecks/multikueue/workload.go has no PodsReady), so the manager's timeout would evict a
+    job a worker is still starting, and its blockAdmission would admit one job at a time."""
+    config = yaml.safe_load(kueue_config(pools))
+    config["integrations"] = {"frameworks": list(MULTIKUEUE_FRAMEWORKS)}
+    del config["waitForPodsReady"]
+    return yaml.safe_dump(config, sort_keys=False)
+
+
 def priority_classes(stack: Stack) -> list[dict[str, Any]]:
     """The PriorityClasses the stack declares."""
     return [

@@ -10,11 +10,14 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from components.config import LineIndex, read_stack_file
 from components.errors import ConfigError
+from components.fleetstack import is_fleet
 from components.release import version
 from components.render import render, write
-from components.resolution import resolve_file
+from components.resolution import resolve_raw
 from components.rules.rule import CLUSTERS
 
 
@@ -112,14 +115,31 @@ def _render(args: argparse.Namespace) -> int:
     path = args.config or Path(f"Pulumi.{args.stack}.yaml")
     name = path.stem.removeprefix("Pulumi.") if args.config else args.stack
     out = args.out or Path("rendered") / name
+    raw, lines = read_stack_file(path)
+    if is_fleet(raw):
+        return _render_fleet(raw, lines, path, out)
     with _collector_paused():
-        rendered = render(resolve_file(path))
+        rendered = render(resolve_raw(raw, source=str(path), lines=lines, base_dir=path.parent))
         files = write(rendered, out)
     print(rendered.summary())
     print(f"wrote {len(files)} files to {out}/")
     for pool in rendered.stack.pools.values():
         for advice in pool.rdma_advice():
             print(f"warning: {advice}", file=sys.stderr)
+    for warning in rendered.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _render_fleet(raw: dict[str, Any], lines: LineIndex, path: Path, out: Path) -> int:
+    from components.fleetrender import render_fleet, write_fleet
+    from components.fleetstack import resolve_fleet_raw
+
+    with _collector_paused():
+        rendered = render_fleet(resolve_fleet_raw(raw, source=str(path), lines=lines, base_dir=path.parent))
+        files = write_fleet(rendered, out)
+    print(rendered.summary())
+    print(f"wrote {len(files)} files to {out}/")
     for warning in rendered.warnings():
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -14,9 +14,15 @@ from typing import Any
 import yaml
 
 from components import repair, yamlio, yamlstrict
+from components.config import read_stack_file
 from components.errors import ConfigError
-from components.render import render
-from components.resolution import resolve_file
+from components.fleetobjects import RUNTIME_KINDS
+from components.fleetrender import MANAGER, render_fleet
+from components.fleetstack import Fleet, is_fleet, resolve_fleet_raw
+from components.manifests import multikueue
+from components.pool import Pool
+from components.render import Rendered, render
+from components.resolution import resolve_raw
 from components.rules import Finding, run
 from components.rules.config import settings
 from components.rules.documents import load
@@ -41,9 +47,42 @@ class Input:
     files: int = 0
 
 
-def subjects_of_stack(path: Path) -> Input:
-    """The rendered objects and pools of a stack file, and what the rules know of the stack."""
-    rendered = render(resolve_file(path))
+def subjects_of_stack(path: Path) -> list[Input]:
+    """The rendered objects and pools of a stack file, and what the rules know of the stack; of a fleet's, those of
+    each of its clusters (the manager, then each worker), each reviewed apart."""
+    raw, lines = read_stack_file(path)
+    if is_fleet(raw):
+        return _subjects_of_fleet(resolve_fleet_raw(raw, source=str(path), lines=lines, base_dir=path.parent), path)
+    return [_subjects(render(resolve_raw(raw, source=str(path), lines=lines, base_dir=path.parent)), path)]
+
+
+def _subjects_of_fleet(fleet: Fleet, path: Path) -> list[Input]:
+    """What a fleet makes on each cluster, each reviewed with what is known of that cluster. A job's pods run on its
+    workers, so each TrainJob is reviewed there, beside the runtimes it is built from, rather than on the manager,
+    which holds it and copies of the runtimes only to admit it."""
+    rendered = render_fleet(fleet)
+    found = []
+    for part in rendered.parts:
+        stack = rendered.stack_of(part)
+        known = {"gang_scheduler": "kueue", "cluster": CLUSTER_OF_PROVIDER[stack.config.cluster.provider]}
+        if part.name == MANAGER:
+            objects = [o for o in part.objects if o["kind"] not in ("TrainJob", *RUNTIME_KINDS)]
+            pools: list[Pool] = []
+        else:
+            worker = fleet.worker(part.name)
+            objects = list(part.objects)
+            if not worker.inline:  # its own stack makes its runtimes
+                objects += worker.of_kind("ClusterTrainingRuntime").values()
+            objects += [multikueue.dispatched(j.objects[-1]) for j in fleet.jobs if worker.name in j.workers]
+            pools = list(stack.pools.values())
+        subjects = from_objects(objects, source=f"{path} ({part.name})")
+        subjects += from_pools(pools, repair.by_pool(stack.config, pools))
+        found.append(Input(subjects, known, files=1 if part.name == MANAGER else 0))
+    return found
+
+
+def _subjects(rendered: Rendered, path: Path) -> Input:
+    """The objects and pools of a rendered stack, and what the rules know of it."""
     known = {
         "gang_scheduler": rendered.stack.scheduler,
         "cluster": CLUSTER_OF_PROVIDER[rendered.stack.config.cluster.provider],
@@ -172,18 +211,22 @@ def review(
 ) -> Report:
     """Read a stack or files and run every rule over what was read."""
     if stack is not None:
-        found = subjects_of_stack(stack)
+        groups = subjects_of_stack(stack)
         if production is None:
             production = stack.name == "Pulumi.prod.yaml"
     else:
-        found = subjects_of_files(paths)
-    if gang_scheduler:
-        found.known["gang_scheduler"] = gang_scheduler
-    if cluster:
-        found.known["cluster"] = cluster
-    errors = list(found.errors)
-    findings = run(found.subjects, settings(policy_config, production=production, **found.known), errors)
-    return Report(findings, errors, found.skipped, coverage(found.subjects))
+        groups = [subjects_of_files(paths)]
+    errors: list[str] = []
+    findings: list[Finding] = []
+    for found in groups:
+        if gang_scheduler:
+            found.known["gang_scheduler"] = gang_scheduler
+        if cluster:
+            found.known["cluster"] = cluster
+        errors += found.errors
+        findings += run(found.subjects, settings(policy_config, production=production, **found.known), errors)
+    everything = [s for found in groups for s in found.subjects]
+    return Report(findings, errors, [s for found in groups for s in found.skipped], coverage(everything))
 
 
 def check(

@@ -20,12 +20,19 @@ class ClusterAddons(pulumi.ComponentResource):
     """Every add-on of the plan, each waiting for the installs it needs, then the objects they serve."""
 
     def __init__(
-        self, name: str, plan: AddonPlan, opts: pulumi.ResourceOptions | None = None, *, install: bool = True
+        self,
+        name: str,
+        plan: AddonPlan,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        install: bool = True,
+        prefix: str = "",
     ) -> None:
         """Install the plan's releases and remote installs, then create its objects (NicClusterPolicy, ...).
 
         With `install` false another tool installs them (`addons.install: false`): only the objects are created,
-        and they wait for nothing here.
+        and they wait for nothing here. `prefix` begins the name of each resource made here (and of each object a
+        remote install makes).
         """
         super().__init__(TOKEN, name, {}, opts)
         upstream = inherited(opts)
@@ -40,10 +47,10 @@ class ClusterAddons(pulumi.ComponentResource):
                 needs = combine(upstream, *(self._ready[n] for n in addon.needs if n in self._ready))
                 child = pulumi.ResourceOptions(parent=self, depends_on=needs)
                 if isinstance(addon, HelmRelease):
-                    resource: pulumi.Resource = _release(addon, child)
+                    resource: pulumi.Resource = _release(addon, child, prefix)
                     self._ready[addon.name] = [resource]
                 else:
-                    resource = _remote(addon, plan.patches.get(addon.name), child)
+                    resource = _remote(addon, plan.patches.get(addon.name), child, prefix)
                     # kustomize builds its objects at deploy time: waiting for the component alone
                     # would not wait for them, its `resources` output does.
                     ready = getattr(resource, "resources", None)
@@ -54,7 +61,9 @@ class ClusterAddons(pulumi.ComponentResource):
                 pending.remove(addon)
         self.objects = [
             kube_object(
-                logical_name(obj), obj, pulumi.ResourceOptions(parent=self, depends_on=self.waits_for(plan, obj))
+                f"{prefix}{logical_name(obj)}",
+                obj,
+                pulumi.ResourceOptions(parent=self, depends_on=self.waits_for(plan, obj)),
             )
             for obj in plan.objects
         ]
@@ -73,10 +82,10 @@ class ClusterAddons(pulumi.ComponentResource):
         return combine(*self._ready.values(), self.objects)
 
 
-def _release(release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
+def _release(release: HelmRelease, opts: pulumi.ResourceOptions, prefix: str = "") -> k8s.helm.v3.Release:
     chart = release.chart
     return k8s.helm.v3.Release(
-        release.name,
+        f"{prefix}{release.name}",
         name=release.name,
         chart=chart.chart,
         version=chart.version,
@@ -88,17 +97,26 @@ def _release(release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s.helm.v3.
     )
 
 
-def _remote(install: RemoteInstall, patch: Patch | None, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+def _remote(
+    install: RemoteInstall, patch: Patch | None, opts: pulumi.ResourceOptions, prefix: str = ""
+) -> pulumi.Resource:
     remote = install.remotes[0]
     if remote.kind == "kustomize":
-        # kustomize v1 builds the overlay at deploy time and lets a transformation drop an object.
+        # kustomize v1 builds the overlay at deploy time and lets a transformation drop an object. Its objects are
+        # named by kind, namespace and name alone, so a prefix goes before them; yaml v2 names them after itself.
         transformations = [_transformation(patch)] if patch else []
-        return k8s.kustomize.Directory(install.name, directory=remote.url, transformations=transformations, opts=opts)
+        return k8s.kustomize.Directory(
+            f"{prefix}{install.name}",
+            directory=remote.url,
+            transformations=transformations,
+            opts=opts,
+            resource_prefix=prefix.rstrip("-") or None,
+        )
     transforms = [_transform(patch)] if patch else []
     merged = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(transforms=transforms))
     if len(install.remotes) == 1:
-        return k8s.yaml.v2.ConfigFile(install.name, file=remote.url, opts=merged)
-    return k8s.yaml.v2.ConfigGroup(install.name, files=[r.url for r in install.remotes], opts=merged)
+        return k8s.yaml.v2.ConfigFile(f"{prefix}{install.name}", file=remote.url, opts=merged)
+    return k8s.yaml.v2.ConfigGroup(f"{prefix}{install.name}", files=[r.url for r in install.remotes], opts=merged)
 
 
 def _transformation(patch: Patch) -> Callable[[dict[str, Any], pulumi.ResourceOptions], None]:

@@ -36,10 +36,12 @@ class PlatformObjects(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         needs: Callable[[dict[str, Any]], Dependencies] | None = None,
+        prefix: str = "",
     ) -> None:
         """Create the stack's plain objects; claims are protected and kept when removed from the stack.
 
-        `needs` gives the installs an object waits for (the CRDs of NADs and queues).
+        `needs` gives the installs an object waits for (the CRDs of NADs and queues); `prefix` begins each object's
+        resource name.
         """
         super().__init__(TOKEN, name, {}, opts)
         self._needs = needs or (lambda obj: [])
@@ -50,7 +52,7 @@ class PlatformObjects(pulumi.ComponentResource):
         self.resources: dict[str, pulumi.Resource] = {}
         for obj in manifests:
             self.resources[key(obj)] = resource = kube_object(
-                logical_name(obj), obj, self._options(obj, holding, namespaces)
+                f"{prefix}{logical_name(obj)}", obj, self._options(obj, holding, namespaces)
             )
             if obj["kind"] == "Namespace":
                 namespaces[obj["metadata"]["name"]] = resource

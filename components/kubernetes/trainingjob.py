@@ -116,7 +116,7 @@ class TrainingJob(pulumi.ComponentResource):
         # Children wait for what the component waits for (namespace, claims, operators): a
         # component's depends_on does not hold back resources created inside it.
         supporting: list[pulumi.Resource] = []
-        secret = _env_secret(self.plan)
+        secret = env_secret(self.plan)
         if secret is not None:
             child = pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream))
             supporting.append(kube_object(f"{self._name}-env-secret", secret, child))
@@ -165,7 +165,7 @@ def _seal_all(env: Any) -> Any:
     return {k: v if isinstance(v, Mapping) else Sealed(v) for k, v in env.items()}
 
 
-def _env_secret(job: JobPlan) -> dict[str, Any] | None:
+def env_secret(job: JobPlan) -> dict[str, Any] | None:
     """The job's Secret of Pulumi secrets, its values secret Outputs (so state holds only their ciphertext); None
     when the job has none."""
     values = job.spec.secret_env

@@ -70,7 +70,8 @@ def default_flavor() -> dict[str, Any]:
     return {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": metadata(DEFAULT_FLAVOR), "spec": {}}
 
 
-def _default_flavor_quota(resource: str) -> str:
+def default_flavor_quota(resource: str) -> str:
+    """The default flavor's quota of a resource: CPU and memory no node reaches, none of any other."""
     if resource == "cpu":
         return quantity.canonical(_UNBOUNDED_CPU_PER_NODE)
     if resource == "memory":
@@ -214,7 +215,7 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
     flavors.append(
         {
             "name": DEFAULT_FLAVOR,
-            "resources": [{"name": r, "nominalQuota": _default_flavor_quota(r)} for r in covered],
+            "resources": [{"name": r, "nominalQuota": default_flavor_quota(r)} for r in covered],
         }
     )
     spec: dict[str, Any] = {

@@ -2,6 +2,7 @@
 
 from components.models.base import Spec
 from components.models.cluster import AwsClusterSpec, ClusterSpec, ExistingClusterSpec, GcpClusterSpec
+from components.models.fleet import FleetSpec, WorkerSpec
 from components.models.images import ImagesSpec
 from components.models.job import (
     CheckpointSpec,
@@ -43,6 +44,7 @@ __all__ = [
     "ElasticSpec",
     "ExistingClusterSpec",
     "Fabric",
+    "FleetSpec",
     "GcpClusterSpec",
     "GpuOperatorSpec",
     "ImagesSpec",
@@ -71,4 +73,5 @@ __all__ = [
     "TrainingOperatorSpec",
     "VolumeMountSpec",
     "VolumeSpec",
+    "WorkerSpec",
 ]

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from components.models.base import Spec
 from components.models.cluster import ClusterSpec
+from components.models.fleet import FleetSpec
 from components.models.health import HealthSpec
 from components.models.identity import ServiceAccountSpec
 from components.models.images import ImagesSpec
@@ -66,6 +67,10 @@ class StackConfig(Spec):
     Identity) or annotations. Default: none."""
     jobs: list[TrainingJobSpec] = Field(default_factory=list)
     """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
+    fleet: FleetSpec | None = None
+    """Makes this stack a fleet's manager (Kueue's MultiKueue): `cluster` holds the queues, the workers run the
+    jobs, and `jobs` are dispatched to the workers that can run them (docs/fleet.md). Default: none (one
+    cluster)."""
 
     @classmethod
     def config_keys(cls) -> tuple[str, ...]:

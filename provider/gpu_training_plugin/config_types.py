@@ -1338,6 +1338,47 @@ recreates a job deleted this way, which runs it again: set it only for jobs depl
     """Rendezvous port of the indexed launcher. Default: 29400."""
 
 
+class WorkerSpec(TypedDict):
+    "A worker cluster: MultiKueue dispatches the fleet's jobs to it. Either another stack file of this project\n(`stackFile`), whose own `pulumi up` makes its cluster, pools, namespaces, queues and runtimes, or the worker's\nstack keys inline (`config`), which the fleet deploys itself."
+
+    # from components.models.fleet.WorkerSpec
+    name: str
+    """The worker's name in the fleet: its MultiKueueCluster on the manager, and the Secret there that holds its
+kubeconfig (`multikueue-<name>`). Required."""
+    stack_file: NotRequired[str]
+    """Another stack file of this project (Pulumi.<stack>.yaml), relative to this one: the worker's pools,
+namespaces, queues and runtimes are read from it offline, never restated here. It runs Kueue (scheduler.type
+kueue) and Kubeflow Trainer. Its own `pulumi up -s <stack>` makes them; the fleet adds what MultiKueue needs
+there. Required unless `config` is set."""
+    config: NotRequired[dict[str, Any]]
+    """The worker's stack keys inline, as a stack file's `config:` holds them without the `gpu-training:` prefix
+(cluster, nodePools, scheduler ...), but no jobs (the fleet's `jobs` run on the workers): the fleet deploys this
+worker's whole platform itself, with the provider its `cluster` key gives. Required unless `stackFile` is
+set."""
+    stack_reference: NotRequired[str]
+    """With stackFile: the worker's deployed Pulumi stack (organization/project/stack), whose `kubeconfig` output (a
+secret, as every stack of this project exports it) the fleet reads at deploy time to reach the worker. Required
+unless `kubeconfig` is set."""
+    kubeconfig: NotRequired[str]
+    """With stackFile: a kubeconfig that may manage the worker (its contents as a Pulumi secret, `pulumi config set
+--secret --path 'gpu-training:fleet.workers[N].kubeconfig'`, or a file's path), read at deploy time. Contents in
+plain text are refused. Required unless `stackReference` is set."""
+
+
+class FleetSpec(TypedDict):
+    "A fleet of GPU clusters behind one set of queues (Kueue's MultiKueue): this stack's `cluster` is the\nmanager, which holds the queues and the jobs; the workers run them."
+
+    # from components.models.fleet.FleetSpec
+    workers: list[WorkerSpec]
+    """The worker clusters, most preferred first: MultiKueue offers a job to every worker that has its queue, in
+this order. At most 20 (a MultiKueueConfig's limit). Required."""
+    rotation: NotRequired[str]
+    """The generation of the workers' MultiKueue tokens, in the name of each worker's token Secret: change it (to
+today's date, say) and `pulumi up` makes every worker a new token, puts the kubeconfig made from it on the
+manager, then deletes the old token Secret, which revokes the old token. Default: none (the first
+generation)."""
+
+
 class StackConfig(TypedDict):
     """Everything one stack (one environment) declares."""
 
@@ -1378,6 +1419,10 @@ Default: none."""
 Identity) or annotations. Default: none."""
     jobs: NotRequired[list[TrainingJobSpec]]
     """TrainingJobs (inline, or paths to YAML files relative to the stack file). Default: none."""
+    fleet: NotRequired[FleetSpec]
+    """Makes this stack a fleet's manager (Kueue's MultiKueue): `cluster` holds the queues, the workers run the
+jobs, and `jobs` are dispatched to the workers that can run them (docs/fleet.md). Default: none (one
+cluster)."""
 
 
 class TrainingJobArgs(TypedDict):

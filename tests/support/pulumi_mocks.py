@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,10 @@ class Registration:
     """The aliases sent (alias_pb2.Alias: a URN, or a spec the engine resolves)."""
 
 
+MOCK_TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6a3VldWUtc3lzdGVtOmdwdSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+"""A ServiceAccount token as the token controller writes one (a JWT), which must never reach a plain input or output."""
+MOCK_TOKEN_B64 = base64.b64encode(MOCK_TOKEN.encode()).decode()
+
 # What the clouds would return for the outputs our components read (camelCase, as the engine has them); a
 # function makes them from the resource's inputs.
 CLOUD_OUTPUTS: dict[str, Any] = {
@@ -73,6 +78,13 @@ CLOUD_OUTPUTS: dict[str, Any] = {
         "name": f"projects/{inputs['project']}/serviceAccounts/{inputs['accountId']}@{inputs['project']}"
         ".iam.gserviceaccount.com",
     },
+    # The token controller fills a service-account-token Secret with the account's token and the cluster's CA
+    # (pulumi-kubernetes waits for it: provider/pkg/await/awaiters.go untilCoreV1SecretInitialized).
+    "kubernetes:core/v1:Secret": lambda inputs: (
+        {"data": {"token": MOCK_TOKEN_B64, "ca.crt": "Q0xVU1RFUi1DQQ==", "namespace": "a3ViZS1zeXN0ZW0="}}
+        if inputs.get("type") == "kubernetes.io/service-account-token"
+        else {}
+    ),
     "gcp:container/cluster:Cluster": {
         "endpoint": "203.0.113.10",
         "masterAuth": {"clusterCaCertificate": "Q0VSVA=="},

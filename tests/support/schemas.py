@@ -89,7 +89,12 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
 MODULE_GROUPS = {"resource.nvidia.com", "monitoring.coreos.com"}
 """API groups whose CRDs ../shared/schemas does not hold: read from the add-on's pinned Go module at test time
 (components/simulate/crds.py SOURCES), as `simulate` installs them."""
-MODULE_KINDS = {("kueue.x-k8s.io", "AdmissionCheck"), ("kueue.x-k8s.io", "ProvisioningRequestConfig")}
+MODULE_KINDS = {
+    ("kueue.x-k8s.io", "AdmissionCheck"),
+    ("kueue.x-k8s.io", "ProvisioningRequestConfig"),
+    ("kueue.x-k8s.io", "MultiKueueCluster"),
+    ("kueue.x-k8s.io", "MultiKueueConfig"),
+}
 """Kinds of groups ../shared/schemas holds whose own schemas it does not: read from the pinned module likewise."""
 
 

@@ -14,6 +14,18 @@ STACK_FILES = sorted([*REPO.glob("Pulumi.*.yaml"), *REPO.glob("examples/minimal/
 """Every Pulumi.<stack>.yaml beside Pulumi.yaml and in examples/minimal/."""
 
 
+def is_fleet_file(path: Path) -> bool:
+    """Whether a stack file is a fleet's (its config sets gpu-training:fleet), which is read as a fleet, not a stack."""
+    config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
+    return "gpu-training:fleet" in config or "fleet" in config
+
+
+EXAMPLE_STACKS = sorted(p for p in REPO.glob("examples/*/Pulumi.*.yaml") if not is_fleet_file(p))
+"""Every example stack file, a fleet's workers' included, but not the fleets'."""
+FLEET_FILES = sorted(p for p in REPO.glob("examples/*/Pulumi.*.yaml") if is_fleet_file(p))
+"""Every example fleet's stack file."""
+
+
 def variant(stack_file: Path, folder: Path, edit: Callable[[dict[str, Any]], object], name: str = "") -> Path:
     """A copy of `stack_file` in `folder`, named `name` (else as the stack file is: the stack's name comes from it),
     with `edit` applied to its config in place."""

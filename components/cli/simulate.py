@@ -12,9 +12,13 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
+from components.config import read_stack_file
+from components.fleetrender import MANAGER, render_fleet
+from components.fleetstack import is_fleet, resolve_fleet_file
 from components.render import Rendered, render
 from components.resolution import resolve_file
-from components.simulate import apply, controlplane, engines, fleet, simulation
+from components.simulate import apply, controlplane, engines, simulation
+from components.simulate import fleet as simfleet
 from components.simulate.report import Report
 
 OK, NOT_SCHEDULED, USAGE = 0, 1, 2
@@ -34,8 +38,28 @@ def _terminated(signum: int, _: FrameType | None) -> NoReturn:
     raise SystemExit(128 + signum)
 
 
-def simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep: bool, output: str) -> tuple[str, int]:
-    """Simulate the stack file at `path`; the report and the exit code (0 all whole, 1 not, 2 cannot run)."""
+def simulate(
+    path: Path,
+    name: str,
+    *,
+    nodes: int | None,
+    timeout: float,
+    keep: bool,
+    output: str,
+    take_away: str | None = None,
+) -> tuple[str, int]:
+    """Simulate the stack file at `path` (a fleet's: its manager and every worker, `take_away` stopped once its jobs
+    run); the report and the exit code (0 all whole, 1 not, 2 cannot run)."""
+    raw, _ = read_stack_file(path)
+    if is_fleet(raw):
+        if keep or nodes is not None:
+            return "error: --keep and --nodes are for one stack: a fleet's workers have their pools' nodes", USAGE
+        manager, workers = fleet_stacks(path)
+        if take_away is not None and take_away not in workers:
+            return f"error: --take-away {take_away}: the fleet's workers are {', '.join(workers)}", USAGE
+        return simulate_fleet(manager, workers, name, timeout=timeout, take_away=take_away, output=output)
+    if take_away is not None:
+        return f"error: --take-away names a worker of a fleet, and {path} is one stack", USAGE
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _simulate(path, name, nodes=nodes, timeout=timeout, keep=keep, output=output)
@@ -83,6 +107,21 @@ def _simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep:
     return text, OK if report.ok else NOT_SCHEDULED
 
 
+def fleet_stacks(path: Path) -> tuple[Rendered, dict[str, Rendered]]:
+    """A fleet stack file as simulate runs it: the manager's stack with the fleet's objects for it (its jobs among
+    them), and each worker's own stack with what the fleet adds there (MultiKueue's access, its jobs' objects)."""
+    fleet = resolve_fleet_file(path)
+    parts = render_fleet(fleet).parts
+    ours = next(p for p in parts if p.name == MANAGER)
+    manager = Rendered(stack=fleet.manager, objects=ours.objects, addons=ours.addons)
+    workers = {
+        p.name: simfleet.with_objects(render(fleet.worker(p.name).stack), list(p.objects))
+        for p in parts
+        if p.name != MANAGER
+    }
+    return manager, workers
+
+
 def simulate_fleet(
     manager: Rendered, workers: dict[str, Rendered], name: str, *, timeout: float, take_away: str | None, output: str
 ) -> tuple[str, int]:
@@ -93,7 +132,7 @@ def simulate_fleet(
     progress = _progress()
     folder = engines.cache_dir() / "runs" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
-        with fleet.running(manager, workers, folder, progress) as run:
+        with simfleet.running(manager, workers, folder, progress) as run:
             progress("submitting the jobs to the manager")
             run.submit()
             run.wait(timeout)
@@ -102,7 +141,7 @@ def simulate_fleet(
                 run.take_away(take_away)
                 run.wait(timeout)
             notes, reports = run.notes, list(run.reports.values())
-    except (engines.BuildError, fleet.FleetError) as exc:
+    except (engines.BuildError, simfleet.FleetError) as exc:
         return f"error: {exc}\nlogs: {folder}", USAGE
     except apply.ApplyError as exc:
         return f"error: {exc}\nlogs: {folder}", NOT_SCHEDULED

@@ -1,6 +1,7 @@
-"""A fleet on one machine (components/simulate/fleet.py): a manager whose real Kueue dispatches TrainJobs with
-MultiKueue to two workers, each its own control plane with kwok GPU nodes of its own shapes and the real Kueue, Trainer
-and JobSet; the manager's objects are our reduction of a fleet's (tests/support/fleets.py) until render makes them.
+"""A fleet on one machine (components/simulate/fleet.py, through `simulate`): a fleet stack file rendered as `render`
+renders it (components/fleetrender.py), its manager's real Kueue dispatching the TrainJobs with MultiKueue to two
+workers, each its own stack's control plane with kwok GPU nodes of its own shapes and the real Kueue, Trainer and
+JobSet.
 
 east has one pool of 8-GPU H100 nodes (six of them); west has two H100 nodes and two A100 nodes, each pool behind its
 own queue. A 4-node H100 job fits only east's queue, an A100 job only west's, a 2-node H100 job either. Every
@@ -17,97 +18,69 @@ from typing import Any
 import pytest
 import yaml
 
-from components.cli.simulate import simulate_fleet
-from components.render import Rendered, render
-from components.resolution import resolve_file
+from components.cli.simulate import fleet_stacks, simulate
 from components.simulate import fleet
-from tests.support import fleets
 
 WAIT = 90.0
 SELECTOR = "gpu-training.example/pool"
-
-
-def _stack(folder: Path, name: str, pools: list[dict[str, Any]], queues: list[dict[str, Any]], jobs: list[Any]) -> Path:
-    config: dict[str, Any] = {
-        "gpu-training:cluster": {"provider": "existing", "name": name},
-        "gpu-training:nodePools": pools,
-        "gpu-training:scheduler": {"type": "kueue", "queues": queues},
-        "gpu-training:namespaces": [{"name": "training"}],
-    }
-    if jobs:
-        config["gpu-training:jobs"] = jobs
-    path = folder / f"Pulumi.{name}.yaml"
-    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
-    return path
 
 
 def _pool(name: str, instance: str, nodes: int) -> dict[str, Any]:
     return {"name": name, "instanceType": instance, "maxNodes": nodes, "nodeSelector": {SELECTOR: name}}
 
 
-def _job(name: str, pool: str, nodes: int) -> dict[str, Any]:
+def _job(name: str, queue: str, nodes: int) -> dict[str, Any]:
     image = "registry.example.com/training:v2.0"
     return {
         "name": name,
         "image": image,
         "command": ["train.py"],
         "nodes": nodes,
-        "nodePool": pool,
-        "scheduler": {"queue": pool},
+        "nodePool": queue,
+        "scheduler": {"queue": queue},
     }
 
 
-H100 = ("p5.48xlarge", "NVIDIA H100")
-A100 = ("p4d.24xlarge", "NVIDIA A100")
 WORKERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
-    "east": ([_pool("h100", H100[0], 6)], [{"name": "h100", "gpus": 48, "namespaces": ["training"]}]),
+    "east": ([_pool("h100", "p5.48xlarge", 6)], [{"name": "h100", "gpus": 48, "namespaces": ["training"]}]),
     "west": (
-        [_pool("h100", H100[0], 2), _pool("a100", A100[0], 2)],
+        [_pool("h100", "p5.48xlarge", 2), _pool("a100", "p4d.24xlarge", 2)],
         [
             {"name": "h100", "gpus": 16, "namespaces": ["training"], "pools": ["h100"]},
             {"name": "a100", "gpus": 16, "namespaces": ["training"], "pools": ["a100"]},
         ],
     ),
 }
+"""Each worker's pools and queues: east six 8-GPU H100 nodes, west two H100 and two A100 nodes."""
 JOBS = {
-    "east-only": ("east", _job("east-only", "h100", 4)),
-    "either": ("east", _job("either", "h100", 2)),
-    "west-only": ("west", _job("west-only", "a100", 2)),
+    "east-only": _job("east-only", "h100", 4),
+    "either": _job("either", "h100", 2),
+    "west-only": _job("west-only", "a100", 2),
 }
-"""Each job, and the worker whose stack file declares it (where its TrainJob is rendered from)."""
 
 
-def _fleet(folder: Path, jobs: list[str]) -> tuple[Rendered, dict[str, Rendered]]:
-    """The manager (its objects our reduction) and each worker's stack, rendered from stack files written here."""
-    workers = {
-        name: fleet.with_objects(render(resolve_file(_stack(folder, name, pools, queues, []))), fleets.worker_access())
-        for name, (pools, queues) in WORKERS.items()
+def _fleet_file(folder: Path, jobs: list[str]) -> Path:
+    """A fleet stack file (the manager an existing cluster, each worker a stack file of its own) and its workers'."""
+    for name, (pools, queues) in WORKERS.items():
+        config = {
+            "gpu-training:cluster": {"provider": "existing", "name": name},
+            "gpu-training:nodePools": pools,
+            "gpu-training:scheduler": {"type": "kueue", "queues": queues},
+            "gpu-training:namespaces": [{"name": "training"}],
+        }
+        (folder / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    workers = [
+        {"name": name, "stackFile": f"Pulumi.{name}.yaml", "stackReference": f"organization/gpu-training/{name}"}
+        for name in WORKERS
+    ]
+    config = {
+        "gpu-training:cluster": {"provider": "existing", "name": "manager"},
+        "gpu-training:fleet": {"workers": workers},
+        "gpu-training:jobs": [JOBS[name] for name in jobs],
     }
-    trainjobs = []
-    for name in jobs:
-        owner, spec = JOBS[name]
-        pools, queues = WORKERS[owner]
-        rendered = render(resolve_file(_stack(folder / "jobs", f"{owner}-{name}", pools, queues, [spec])))
-        trainjobs += [o for o in rendered.objects if o["kind"] == "TrainJob"]
-    manager_file = folder / "Pulumi.manager.yaml"
-    manager_file.write_text(
-        yaml.safe_dump(
-            {
-                "config": {
-                    "gpu-training:cluster": {"provider": "existing", "name": "manager"},
-                    "gpu-training:scheduler": {"type": "kueue"},
-                    "gpu-training:gpuOperator": {"enabled": False},
-                }
-            }
-        )
-    )
-    return fleets.manager(render(resolve_file(manager_file)), workers, trainjobs), workers
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    (tmp_path / "jobs").mkdir()
-    return tmp_path
+    path = folder / "Pulumi.fleet.yaml"
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
 
 
 def _no_jobset_on_the_manager(run: fleet.Fleet) -> None:
@@ -120,10 +93,10 @@ def _no_jobset_on_the_manager(run: fleet.Fleet) -> None:
 
 @pytest.mark.simulate
 def test_each_job_is_dispatched_to_a_worker_that_can_run_it_and_runs_whole_there(
-    binaries: dict[str, Path], etcd_seed: Path, folder: Path
+    binaries: dict[str, Path], etcd_seed: Path, tmp_path: Path
 ) -> None:
-    manager, workers = _fleet(folder, list(JOBS))
-    text, code = simulate_fleet(manager, workers, "fleet", timeout=WAIT, take_away=None, output="json")
+    path = _fleet_file(tmp_path, list(JOBS))
+    text, code = simulate(path, "fleet", nodes=None, timeout=WAIT, keep=False, output="json")
     report = json.loads(text)
     print(text)
     assert code == 0 and report["ok"], text
@@ -141,10 +114,10 @@ def test_each_job_is_dispatched_to_a_worker_that_can_run_it_and_runs_whole_there
 
 @pytest.mark.simulate
 def test_a_job_whose_worker_is_taken_away_is_dispatched_again_to_the_other(
-    binaries: dict[str, Path], etcd_seed: Path, folder: Path
+    binaries: dict[str, Path], etcd_seed: Path, tmp_path: Path
 ) -> None:
-    manager, workers = _fleet(folder, ["either"])
-    with fleet.running(manager, workers, folder / "run", progress=print) as run:
+    manager, workers = fleet_stacks(_fleet_file(tmp_path, ["either"]))
+    with fleet.running(manager, workers, tmp_path / "run", progress=print) as run:
         run.submit()
         first = run.wait(WAIT)["training/either"]
         assert first.whole, run.report()

@@ -10,7 +10,7 @@ Rotation: the worker's token lives in a Secret of type kubernetes.io/service-acc
 Changing `fleet.rotation` renames that Secret, so `pulumi up` creates the new one (the cluster fills it with a new
 token), writes the kubeconfig made from it to the manager's Secret, which Kueue watches, and deletes the old token
 Secret last, which revokes the old token. `pulumi up --replace <the token Secret's URN>` does the same for one
-worker.
+worker, the old Secret first (its name is the same), so that worker is unreachable for a moment.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from components import kubeconfig as kubeconfigs
 from components.errors import ConfigError, Issue
 from components.fleetobjects import manager_addons, multikueue_objects
 from components.fleetstack import Fleet as FleetStack
-from components.fleetstack import Worker, resolve_fleet_raw
+from components.fleetstack import resolve_fleet_raw
+from components.fleetworker import Worker
 from components.kubernetes.dependencies import combine
 from components.kubernetes.objects import as_pulumi_error, kube_object, logical_name
 from components.kubernetes.trainingjob import env_secret
@@ -93,10 +94,10 @@ class Fleet(pulumi.ComponentResource):
             for job in fleet.jobs:
                 if worker.name not in job.workers:
                     continue
-                made = on_workers.setdefault(key(job.objects[-1]), [])
+                placed = on_workers.setdefault(key(job.objects[-1]), [])
                 found = env_secret(job.plan)
                 for obj in [*([found] if found is not None else []), *job.objects[:-1]]:
-                    made.append(kube_object(f"{worker.name}-{logical_name(obj)}", obj, on_worker))
+                    placed.append(kube_object(f"{worker.name}-{logical_name(obj)}", obj, on_worker))
         made: dict[str, pulumi.Resource] = {}
         for obj in multikueue_objects(fleet):
             meta = obj["metadata"]
@@ -134,13 +135,15 @@ class Fleet(pulumi.ComponentResource):
 
     def _reach(self, worker: Worker) -> tuple[pulumi.ProviderResource, pulumi.Output[str], list[Any]]:
         """A worker's provider, a kubeconfig that may manage it (a secret; empty for the ambient one), and what the
-        objects the fleet makes there wait for (an inline worker's Kueue, whose namespace they go to)."""
+        objects the fleet makes there wait for (an inline worker's Kueue, whose namespace MultiKueue's account goes
+        to, and its platform objects, the namespaces and runtimes its jobs' objects need)."""
         if worker.inline:
             platform = Platform(
                 f"worker-{worker.name}", worker.stack, pulumi.ResourceOptions(parent=self), prefix=f"{worker.name}-"
             )
             self.worker_platforms[worker.name] = platform
-            return platform.provider, platform.kubeconfig, list(combine(platform.installed.ready(KUEUE_INSTALL)))
+            ready = combine(platform.installed.ready(KUEUE_INSTALL), platform.objects_component)
+            return platform.provider, platform.kubeconfig, list(ready)
         spec = worker.spec
         if spec.stack_reference is not None:
             reference = pulumi.StackReference(

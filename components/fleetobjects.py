@@ -14,7 +14,8 @@ from typing import Any
 from components.addons.plan import AddonPlan
 from components.addons.plan import plan as addon_plan
 from components.addons.scheduler import KUEUE_NAME, manager_config
-from components.fleetstack import Fleet, Worker
+from components.fleetstack import Fleet
+from components.fleetworker import Worker
 from components.manifests import multikueue, platform
 from components.manifests.namespace import namespace
 from components.manifests.queues import local_queue

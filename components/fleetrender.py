@@ -11,7 +11,8 @@ from pathlib import Path
 from components import plaintext
 from components.errors import ConfigError
 from components.fleetobjects import ClusterObjects, clusters
-from components.fleetstack import Fleet, Worker
+from components.fleetstack import Fleet
+from components.fleetworker import Worker
 from components.manifests import multikueue
 from components.manifests.envsecret import made_at_deploy
 from components.manifests.trainingruntime import choose_runtime

@@ -112,6 +112,8 @@ class Platform(pulumi.ComponentResource):
             needs=lambda obj: combine(installed.waits_for(installs, obj), identities.get(key(obj))),
             prefix=prefix,
         )
+        self.objects_component = objects
+        """The platform objects' component (namespaces, networks, storage, queues, runtimes)."""
         # A pool's fabric check runs once its nodes, every add-on and the objects its pods use are in place.
         checks = {
             pool: FabricCheck(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -14,46 +13,10 @@ from components.errors import ConfigError
 from components.fleetstack import FLEET_KEYS, manager_config, resolve_fleet_file, resolve_fleet_raw
 from components.models import StackConfig
 from components.resolution import resolve_file
+from tests.support.fleets import EXAMPLE, JOB, WORKER, fleet_file, refused, worker
 from tests.support.stacks import FLEET_FILES
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "fleet" / "Pulumi.fleet.yaml"
-
-WORKER: dict[str, Any] = {
-    "cluster": {"provider": "existing", "name": "w"},
-    "nodePools": [{"name": "h100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"pool": "h100"}}],
-    "scheduler": {"type": "kueue", "queues": [{"name": "research", "gpus": 32, "namespaces": ["training"]}]},
-    "namespaces": [{"name": "training"}],
-}
-JOB: dict[str, Any] = {"name": "tune", "image": "registry.example.com/train:v1", "command": ["train.py"], "nodes": 2}
-
-
-def stack_file(path: Path, keys: dict[str, Any]) -> Path:
-    """A stack file holding `keys` in the gpu-training namespace."""
-    path.write_text(yaml.safe_dump({"config": {f"gpu-training:{k}": v for k, v in keys.items()}}, sort_keys=False))
-    return path
-
-
-def worker(tmp_path: Path, name: str, **changes: Any) -> dict[str, Any]:
-    """A worker given by a stack file of its own (an existing cluster with one pool and the queue research)."""
-    keys = copy.deepcopy(WORKER)
-    keys["cluster"]["name"] = name
-    keys.update(copy.deepcopy(changes))
-    stack_file(tmp_path / f"Pulumi.{name}.yaml", keys)
-    return {"name": name, "stackFile": f"Pulumi.{name}.yaml", "stackReference": f"organization/gpu-training/{name}"}
-
-
-def fleet_file(tmp_path: Path, workers: list[dict[str, Any]], jobs: list[dict[str, Any]], **extra: Any) -> Path:
-    """A fleet's stack file: an existing manager, the workers, the jobs."""
-    keys = {"cluster": {"provider": "existing", "name": "manager"}, "fleet": {"workers": workers}, "jobs": jobs}
-    return stack_file(tmp_path / "Pulumi.fleet.yaml", {**keys, **extra})
-
-
-def refused(path: Path) -> list[str]:
-    """Every issue a fleet file is refused with, as printed."""
-    with pytest.raises(ConfigError) as raised:
-        resolve_fleet_file(path)
-    return [str(i) for i in raised.value.issues]
 
 
 def test_the_example_fleet_sends_each_job_to_the_workers_of_its_queue_that_can_run_it() -> None:
@@ -91,49 +54,6 @@ def test_the_manager_runs_kueue_and_trainer_and_no_gpu() -> None:
     assert manager.config.cluster == fleet.config.cluster
 
 
-def test_a_job_no_worker_can_run_is_refused_naming_each_workers_pool_and_why(tmp_path: Path) -> None:
-    workers = [worker(tmp_path, "a"), worker(tmp_path, "b")]
-    path = fleet_file(tmp_path, workers, [{**JOB, "gpusPerNode": 16}])
-    (issue,) = refused(path)
-    assert issue.startswith(f"{path}:") and "jobs[0]: no worker of the fleet can run it" in issue
-    assert "worker a (h100 (8x GPU, tcp, up to 4 nodes))" in issue and "worker b (" in issue
-    line = int(issue.split(":")[1])
-    assert yaml.safe_load("\n".join(path.read_text().splitlines()[line - 1 :][:1]).strip("- ")) is not None
-
-
-def test_a_job_whose_queue_no_worker_has_is_refused_at_its_queue(tmp_path: Path) -> None:
-    path = fleet_file(tmp_path, [worker(tmp_path, "a")], [{**JOB, "scheduler": {"queue": "prod"}}])
-    (issue,) = refused(path)
-    assert "jobs[0].scheduler.queue: no worker has queue prod in namespace training" in issue
-    assert "queues by worker: a: research in training" in issue
-
-
-def test_a_job_in_a_namespace_without_its_queue_is_refused_at_its_namespace(tmp_path: Path) -> None:
-    path = fleet_file(tmp_path, [worker(tmp_path, "a")], [{**JOB, "namespace": "research"}])
-    (issue,) = refused(path)
-    assert "jobs[0].namespace: no worker has queue research in namespace research" in issue
-
-
-def test_a_worker_of_the_queue_that_could_admit_the_job_but_not_run_it_is_refused(tmp_path: Path) -> None:
-    # Worker b has the queue but no claim `data`: MultiKueue could send it the job, whose pods would never start.
-    volumes = {
-        "volumes": [
-            {"name": "data", "namespace": "training", "backend": "nfs", "server": "n", "share": "/d", "size": "1Ti"}
-        ]
-    }
-    workers = [worker(tmp_path, "a", storage=volumes), worker(tmp_path, "b")]
-    job = {**JOB, "volumes": [{"claim": "data", "mountPath": "/data"}]}
-    (issue,) = refused(fleet_file(tmp_path, workers, [job]))
-    assert "worker b has queue research in namespace training, so MultiKueue may send the job there" in issue
-
-
-def test_a_worker_whose_queue_never_holds_the_job_is_passed_not_refused(tmp_path: Path) -> None:
-    small = {"nodePools": [{"name": "h100", "gpusPerNode": 8, "maxNodes": 1, "nodeSelector": {"pool": "h100"}}]}
-    fleet = resolve_fleet_file(fleet_file(tmp_path, [worker(tmp_path, "a"), worker(tmp_path, "b", **small)], [JOB]))
-    (job,) = fleet.jobs
-    assert job.workers == ("a",) and list(job.passed) == ["b"]
-
-
 def test_workers_whose_queue_of_one_name_draws_on_other_pools_are_refused(tmp_path: Path) -> None:
     other = {"nodePools": [{"name": "a100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"pool": "a100"}}]}
     issues = refused(fleet_file(tmp_path, [worker(tmp_path, "a"), worker(tmp_path, "b", **other)], [JOB]))
@@ -159,7 +79,7 @@ def test_a_runtime_name_means_one_runtime_across_the_fleet(tmp_path: Path) -> No
         ({"scheduler": {"type": "kueue"}}, "declares no queue"),
     ],
 )
-def test_a_worker_stack_mumtikueue_cannot_dispatch_to_is_refused(tmp_path: Path, changes: dict, says: str) -> None:
+def test_a_worker_stack_multikueue_cannot_dispatch_to_is_refused(tmp_path: Path, changes: dict, says: str) -> None:
     (issue,) = refused(fleet_file(tmp_path, [worker(tmp_path, "a", **changes)], []))
     assert "fleet.workers[0].stackFile: worker a:" in issue and says in issue
 
@@ -209,23 +129,11 @@ def test_keys_of_a_clusters_gpus_and_queues_are_refused_in_a_fleets_stack(tmp_pa
     assert "nodePools: a fleet's stack takes only " + ", ".join(FLEET_KEYS) in issue
 
 
-def test_a_v1_launcher_is_refused_as_not_what_multikueue_dispatches_here(tmp_path: Path) -> None:
-    (issue,) = refused(fleet_file(tmp_path, [worker(tmp_path, "a")], [{**JOB, "launcher": "pytorch"}]))
-    assert "jobs[0].launcher: a fleet dispatches TrainJobs" in issue
-
-
 def test_an_inline_worker_may_not_take_the_managers_cluster_name(tmp_path: Path) -> None:
     keys = copy.deepcopy(WORKER)
     keys["cluster"]["name"] = "manager"
     (issue,) = refused(fleet_file(tmp_path, [{"name": "a", "config": keys}], []))
     assert "fleet.workers[0].config.cluster.name: 'manager' is the cluster name of the manager too" in issue
-
-
-def test_a_job_naming_no_queue_takes_the_first_queue_of_the_first_worker(tmp_path: Path) -> None:
-    second = {"scheduler": {"type": "kueue", "queues": [{"name": "batch", "gpus": 32, "namespaces": ["training"]}]}}
-    second["nodePools"] = [{"name": "a100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"pool": "a100"}}]
-    fleet = resolve_fleet_file(fleet_file(tmp_path, [worker(tmp_path, "a"), worker(tmp_path, "b", **second)], [JOB]))
-    assert fleet.jobs[0].queue == "research" and fleet.jobs[0].workers == ("a",)
 
 
 def test_raw_keys_resolve_as_the_file_does() -> None:

@@ -31,27 +31,30 @@ from typing import Any
 
 import yaml
 
+from components.manifests.multikueue import (
+    CONTROLLER,
+    KUBECONFIG_KEY,
+    MULTIKUEUE_API,
+    SERVICE_ACCOUNT_ANNOTATION,
+    TOKEN_TYPE,
+)
 from components.render import Rendered
 from components.simulate import apply, kueue, nodes, simulation
 from components.simulate.client import Client, ClientError, conditions_of, status_of
 
-MULTIKUEUE = "kueue.x-k8s.io/multikueue"
-"""MultiKueue's controller name: the `managedBy` of a job it dispatches (kueue v0.19.2
-apis/kueue/v1beta2/multikueue_types.go:37)."""
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-KUBECONFIG_KEY = "kubeconfig"
-TOKEN_TYPE = "kubernetes.io/service-account-token"
 WORKER_LOST_TIMEOUT = "5s"
 """How long the manager keeps a job on a worker it cannot reach before it dispatches the job again (Kueue's
 `multiKueue.workerLostTimeout`, 15 minutes by default: apis/config/v1beta2/defaults.go:50). In a real fleet the long
-wait rides out a network blip without running a job twice; here a worker goes away only when a test takes it away, and
-the loss must be seen within the test's two minutes. The manager waits this long from the moment its watch of the
-worker ended (multikueuecluster.go:158-165, workload.go:546-559), so a job lands elsewhere within seconds."""
+wait rides out a network blip without running a job twice; here a worker goes away only when it is taken away
+(`simulate --take-away`, a test), and the loss must be seen within a test's two minutes. The manager waits this long
+from the moment its watch of the worker ended (multikueuecluster.go:158-165, workload.go:546-559), so a job lands
+elsewhere within seconds."""
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 """The label JobSet puts on every pod of a JobSet (a TrainJob's JobSet has the TrainJob's name)."""
 MANAGER = "manager"
 """The manager's folder in the run folder, and its name in progress messages."""
 POLL = 0.5
+REFUSED = "refused by the manager's API server: "
 CONNECT_TIMEOUT = 90.0
 
 
@@ -61,7 +64,7 @@ class FleetError(RuntimeError):
 
 def dispatched(obj: dict[str, Any]) -> bool:
     """Whether an object is a job the manager dispatches (its `spec.managedBy` is MultiKueue's)."""
-    return obj.get("kind") == "TrainJob" and (obj.get("spec") or {}).get("managedBy") == MULTIKUEUE
+    return obj.get("kind") == "TrainJob" and (obj.get("spec") or {}).get("managedBy") == CONTROLLER
 
 
 def with_objects(rendered: Rendered, objects: list[dict[str, Any]]) -> Rendered:
@@ -157,7 +160,7 @@ class Fleet:
         started = time.monotonic()
         for obj, outcome in zip(self.jobs, apply.apply_all(self.manager.client, self.jobs), strict=True):
             name = _name(obj)
-            self.reports[name] = Job(name, reason="" if outcome.accepted else f"refused: {outcome.message}")
+            self.reports[name] = Job(name, reason="" if outcome.accepted else f"{REFUSED}{outcome.message}")
             self._since[name] = started
 
     def take_away(self, worker: str) -> None:
@@ -174,7 +177,7 @@ class Fleet:
         """Look once at each job: the manager's Workload, and its pods on the worker it is admitted to."""
         for obj in self.jobs:
             report = self.reports.get(_name(obj))
-            if report is not None and not report.reason.startswith("refused"):
+            if report is not None and not report.reason.startswith(REFUSED):
                 self._observe(obj, report)
         return self.reports
 
@@ -199,7 +202,8 @@ class Fleet:
         return "\n".join(r.line() for r in self.reports.values())
 
     def _settled(self, report: Job) -> bool:
-        return report.whole and report.worker not in self.gone
+        """Whole on a worker still there, or refused by the manager's API server (which waiting does not change)."""
+        return (report.whole and report.worker not in self.gone) or report.reason.startswith(REFUSED)
 
     def _observe(self, obj: dict[str, Any], report: Job) -> None:
         meta = obj["metadata"]
@@ -249,7 +253,7 @@ def _name(obj: dict[str, Any]) -> str:
 
 def _workload(client: Client, namespace: str, owner: str) -> dict[str, Any] | None:
     """The manager's Workload of a job (the one it owns)."""
-    for item in client.list(KUEUE_API, "Workload", namespace):
+    for item in client.list(MULTIKUEUE_API, "Workload", namespace):
         if any(ref.get("name") == owner for ref in item["metadata"].get("ownerReferences", [])):
             return dict(item)
     return None
@@ -295,7 +299,7 @@ def _token(cluster: simulation.Cluster, timeout: float = 60.0) -> tuple[str, str
     if not secrets:
         return cluster.plane.token, "the worker's admin token (its objects make no ServiceAccount token)"
     secret = secrets[0]
-    account = secret["metadata"].get("annotations", {}).get("kubernetes.io/service-account.name", "?")
+    account = secret["metadata"].get("annotations", {}).get(SERVICE_ACCOUNT_ANNOTATION, "?")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         stored = cluster.client.get(cluster.client.path_of(secret)) or {}

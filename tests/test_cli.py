@@ -124,6 +124,12 @@ def test_simulate_without_go_says_how_to_get_it_and_exits_2(capsys, monkeypatch,
         (["--stack", "nope"], "no such stack file: Pulumi.nope.yaml"),
         (["--nodes", "0"], "--nodes: 0 is not at least 1"),
         (["--timeout", "soon"], "--timeout: 'soon' is not a whole number"),
+        (["--stack", "dev", "--take-away", "east"], "--take-away names a worker of a fleet"),
+        (
+            ["--config", "examples/fleet/Pulumi.fleet.yaml", "--take-away", "nowhere"],
+            "--take-away nowhere: the fleet's workers are p5-east, p5-west, a3mega, dgx",
+        ),
+        (["--config", "examples/fleet/Pulumi.fleet.yaml", "--keep"], "--keep and --nodes are for one stack"),
     ],
 )
 def test_simulate_usage_mistakes_exit_2_naming_the_mistake(args, says, capsys, monkeypatch) -> None:

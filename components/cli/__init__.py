@@ -75,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         "--keep", action="store_true", help="leave the cluster running, every job applied, for kubectl"
     )
     simulate_cmd.add_argument("--format", choices=("table", "json"), default="table", help="output (default: table)")
+    simulate_cmd.add_argument(
+        "--take-away",
+        metavar="WORKER",
+        help="a fleet's: once its jobs run, stop this worker's cluster; its jobs must run whole on another worker",
+    )
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -106,7 +111,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
     path = args.config or Path(f"Pulumi.{args.stack}.yaml")
     name = path.stem.removeprefix("Pulumi.") if args.config else args.stack
-    report, code = simulate(path, name, nodes=args.nodes, timeout=args.timeout, keep=args.keep, output=args.format)
+    report, code = simulate(
+        path,
+        name,
+        nodes=args.nodes,
+        timeout=args.timeout,
+        keep=args.keep,
+        output=args.format,
+        take_away=args.take_away,
+    )
     print(report, file=sys.stdout if code != 2 else sys.stderr)
     return code
 

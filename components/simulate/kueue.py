@@ -54,6 +54,16 @@ def installed(rendered: Rendered) -> bool:
     return release(rendered) is not None
 
 
+def namespace(rendered: Rendered) -> str:
+    """The namespace Kueue runs in, and reads its MultiKueue kubeconfig Secrets from: its configuration's, else the
+    release's."""
+    found = release(rendered)
+    if found is None:
+        raise ValueError("the stack does not install Kueue")
+    config = yaml.safe_load(found.values["managerConfig"]["controllerManagerConfigYaml"])
+    return str(config.get("namespace") or found.namespace)
+
+
 def configuration(
     rendered: Rendered, cert_dir: Path, webhook_port: int, health_port: int, metrics_port: int
 ) -> dict[str, Any]:

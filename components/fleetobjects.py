@@ -63,13 +63,13 @@ def multikueue_objects(fleet: Fleet) -> list[dict[str, Any]]:
     out += [namespace(name) for name in namespaces]
     out += list(_union(fleet.workers, "Topology").values())
     queues = fleet.queues
-    flavored: set[tuple[str, str]] = set()
+    flavored: set[str] = set()
     for name, workers in queues.items():
         for worker in workers:
             for pool in worker.queue_pools(name):
-                if (worker.name, pool.name) not in flavored:
-                    flavored.add((worker.name, pool.name))
-                    out.append(multikueue.manager_flavor(worker.name, pool))
+                if pool.name not in flavored:  # a pool name means one pool shape across the fleet (fleetstack)
+                    flavored.add(pool.name)
+                    out.append(multikueue.manager_flavor(pool))
     out += [multikueue.multikueue_cluster(worker.name) for worker in fleet.workers]
     for name, workers in queues.items():
         out.append(multikueue.multikueue_config(name, [w.name for w in workers]))

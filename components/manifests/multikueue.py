@@ -16,6 +16,7 @@ Facts from kubernetes-sigs/kueue v0.19.2 (the pinned Kueue, components/versions.
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 from typing import Any
 
 from components import quantity
@@ -179,48 +180,54 @@ def dispatched(workload: dict[str, Any]) -> dict[str, Any]:
     return marked
 
 
-def flavor_name(worker: str, pool: str) -> str:
-    """The manager's ResourceFlavor of one pool of one worker."""
-    return f"{worker}-{pool}"
-
-
-def manager_flavor(worker: str, pool: Pool) -> dict[str, Any]:
-    """A worker's pool as a ResourceFlavor of the manager: the pool's node labels, taints and topology, so that the
-    manager admits a job on the flavors of the pool its pods select."""
-    flavor = resource_flavor(pool)
-    flavor["metadata"] = metadata(flavor_name(worker, pool.name))
-    return flavor
+def manager_flavor(pool: Pool) -> dict[str, Any]:
+    """The pools of one name across a queue's workers as one ResourceFlavor of the manager (named as the pool, with
+    its node labels, taints and topology), so that the manager admits a job on the flavor of the pool its pods
+    select, whichever worker then runs it."""
+    return resource_flavor(pool)
 
 
 def manager_cluster_queue(name: str, shares: list[tuple[str, QueueSpec, list[Pool]]]) -> dict[str, Any]:
-    """The manager's ClusterQueue of a queue: what each worker's queue of that name holds on each of its pools (its
-    quota, borrowing and lending limits there, as the worker's own ClusterQueue has them) as a flavor of its own,
-    the untainted default flavor for launchers, and the queue's MultiKueue check. `shares`: per worker having the
+    """The manager's ClusterQueue of a queue: per pool name, what the workers' queues of that name hold on their
+    pools of that name, summed (quota, borrowing and lending limits, as each worker's own ClusterQueue has them);
+    the untainted default flavor for launchers; and the queue's MultiKueue check. `shares`: per worker having the
     queue, its name, its QueueSpec and the pools the queue draws on there; the first gives the cohort and weight.
+
+    One flavor per pool, not per worker's pool: the manager charges a job to the first flavor with room, whichever
+    worker MultiKueue then hands it to, so a flavor per worker left a job only one worker could hold pending behind
+    quota charged for a job another worker ran (seen in simulate). Summed, the manager admits while any worker may
+    have room; each worker's own ClusterQueue then decides.
 
     The manager does not preempt: each worker's ClusterQueue does, and preemption across the manager and the
     workers is what Kueue's MultiKueueOrchestratedPreemption gate coordinates (alpha and off in v0.19.2,
     pkg/features/kube_features.go:840-842)."""
     covered: list[str] = []
-    flavors: list[dict[str, Any]] = []
-    for worker, queue, pools in shares:
+    summed: dict[str, dict[str, dict[str, str]]] = {}  # flavor -> resource -> field -> quantity
+    entries: dict[tuple[str, str], list[dict[str, Any]]] = {}  # each worker's entry of a flavor's resource
+    for _worker, queue, pools in shares:
         # Without its ProvisioningRequest checks: on the manager only MultiKueue admits (the worker provisions).
-        renamed = [
-            p.model_copy(update={"name": flavor_name(worker, p.name), "provisioning_class": None}) for p in pools
-        ]
-        group = cluster_queue(queue, renamed)["spec"]["resourceGroups"][0]
+        bare = [p.model_copy(update={"provisioning_class": None}) for p in pools]
+        group = cluster_queue(queue, bare)["spec"]["resourceGroups"][0]
         covered += [r for r in group["coveredResources"] if r not in covered]
-        flavors += [f for f in group["flavors"] if f["name"] != DEFAULT_FLAVOR]
+        for flavor in group["flavors"]:
+            if flavor["name"] == DEFAULT_FLAVOR:
+                continue
+            resources = summed.setdefault(flavor["name"], {})
+            for entry in flavor["resources"]:
+                entries.setdefault((flavor["name"], entry["name"]), []).append(entry)
+                fields = resources.setdefault(entry["name"], {})
+                for field, value in entry.items():
+                    if field != "name":
+                        fields[field] = _add(fields[field], value) if field in fields else str(value)
+    for (flavor, resource), given in entries.items():
+        # No borrowing or lending limit is no limit: a sum holds one only where every worker sets it.
+        for limit in ("borrowingLimit", "lendingLimit"):
+            if not all(limit in e for e in given):
+                summed[flavor][resource].pop(limit, None)
     # Every flavor of a resource group covers the group's resources, in its order (Kueue's webhook).
     aligned = [
-        {
-            "name": flavor["name"],
-            "resources": [
-                next((e for e in flavor["resources"] if e["name"] == r), {"name": r, "nominalQuota": "0"})
-                for r in covered
-            ],
-        }
-        for flavor in flavors
+        {"name": flavor, "resources": [{"name": r, **resources.get(r, {"nominalQuota": "0"})} for r in covered]}
+        for flavor, resources in summed.items()
     ]
     aligned.append(
         {"name": DEFAULT_FLAVOR, "resources": [{"name": r, "nominalQuota": default_flavor_quota(r)} for r in covered]}
@@ -235,3 +242,19 @@ def manager_cluster_queue(name: str, shares: list[tuple[str, QueueSpec, list[Poo
         "admissionChecksStrategy": {"admissionChecks": [{"name": name}]},
     }
     return {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": metadata(name), "spec": spec}
+
+
+def _add(a: str | int, b: str | int) -> str:
+    """Two quantities added, in their unit when they share one (`64` + `32`, `1800Gi` + `900Gi`), else in units."""
+    (x, unit), (y, other) = _split(str(a)), _split(str(b))
+    if unit == other:
+        total = Decimal(x) + Decimal(y)
+    else:
+        total, unit = quantity.parse(str(a)) + quantity.parse(str(b)), ""
+    return f"{total.normalize():f}{unit}"
+
+
+def _split(text: str) -> tuple[str, str]:
+    """A quantity's number and unit suffix."""
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    return number, text[len(number) :]

@@ -38,7 +38,7 @@ def test_the_manager_objects_validate_against_kueues_crds() -> None:
         multikueue.multikueue_cluster("p5-east"),
         multikueue.multikueue_config("h100", ["p5-east", "p5-west"]),
         multikueue.admission_check("h100"),
-        multikueue.manager_flavor("p5-east", pool(maxNodes=4)),
+        multikueue.manager_flavor(pool(maxNodes=4)),
     ]
     assert_valid(*objects)
 
@@ -104,21 +104,24 @@ def test_a_dispatched_trainjob_is_managed_by_multikueue_and_the_original_is_unto
         multikueue.dispatched({**job, "kind": "PyTorchJob"})
 
 
-def test_the_managers_queue_holds_each_workers_quota_as_a_flavor_of_its_own() -> None:
+def test_the_managers_queue_holds_the_workers_quotas_summed_per_pool() -> None:
+    # A flavor per worker's pool let the manager charge a job to one worker's share while MultiKueue ran it on the
+    # other, so a job only the first could hold waited on the manager with that worker idle (seen in simulate).
     h100, small = pool(maxNodes=4), pool(maxNodes=2)
-    research = QueueSpec(name="research", gpus=24, borrowing_limit=8)
+    research = QueueSpec(name="research", gpus=24, borrowing_limit=8, lending_limit=4)
     queue = multikueue.manager_cluster_queue(
-        "research", [("a", research, [h100]), ("b", QueueSpec(name="research", gpus=64), [small])]
+        "research",
+        [("a", research, [h100]), ("b", QueueSpec(name="research", gpus=64, lending_limit=8), [small])],
     )
     spec = queue["spec"]
     assert spec["admissionChecksStrategy"] == {"admissionChecks": [{"name": "research"}]}
     assert "preemption" not in spec, "the workers preempt"
     (group,) = spec["resourceGroups"]
-    assert [f["name"] for f in group["flavors"]] == ["a-h100", "b-h100", DEFAULT_FLAVOR]
+    assert [f["name"] for f in group["flavors"]] == ["h100", DEFAULT_FLAVOR]
     for flavor in group["flavors"]:
         assert [r["name"] for r in flavor["resources"]] == group["coveredResources"]
     gpus = {f["name"]: next(r for r in f["resources"] if r["name"] == "nvidia.com/gpu") for f in group["flavors"]}
-    assert gpus["a-h100"] == {"name": "nvidia.com/gpu", "nominalQuota": "24", "borrowingLimit": "8"}
-    assert gpus["b-h100"]["nominalQuota"] == "16", "at most what the worker's pool has"
+    # 24 on a, and on b at most what its pool has (2 nodes of 8); b sets no borrowing limit, so the sum has none.
+    assert gpus["h100"] == {"name": "nvidia.com/gpu", "nominalQuota": "40", "lendingLimit": "12"}
     assert gpus[DEFAULT_FLAVOR]["nominalQuota"] == "0"
     assert_valid(queue)

@@ -7,14 +7,14 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
 from components.config import read_stack_file
 from components.fleetrender import MANAGER, render_fleet
-from components.fleetstack import is_fleet, resolve_fleet_file
+from components.fleetstack import Fleet, is_fleet, resolve_fleet_file
 from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import apply, controlplane, engines, simulation
@@ -54,10 +54,14 @@ def simulate(
     if is_fleet(raw):
         if keep or nodes is not None:
             return "error: --keep and --nodes are for one stack: a fleet's workers have their pools' nodes", USAGE
-        manager, workers = fleet_stacks(path)
+        fleet = resolve_fleet_file(path)
+        manager, workers = stacks_of(fleet)
         if take_away is not None and take_away not in workers:
             return f"error: --take-away {take_away}: the fleet's workers are {', '.join(workers)}", USAGE
-        return simulate_fleet(manager, workers, name, timeout=timeout, take_away=take_away, output=output)
+        candidates = {f"{d.plan.namespace}/{d.plan.name}": d.workers for d in fleet.jobs}
+        return simulate_fleet(
+            manager, workers, name, timeout=timeout, take_away=take_away, output=output, candidates=candidates
+        )
     if take_away is not None:
         return f"error: --take-away names a worker of a fleet, and {path} is one stack", USAGE
     previous = signal.signal(signal.SIGTERM, _terminated)
@@ -110,7 +114,11 @@ def _simulate(path: Path, name: str, *, nodes: int | None, timeout: float, keep:
 def fleet_stacks(path: Path) -> tuple[Rendered, dict[str, Rendered]]:
     """A fleet stack file as simulate runs it: the manager's stack with the fleet's objects for it (its jobs among
     them), and each worker's own stack with what the fleet adds there (MultiKueue's access, its jobs' objects)."""
-    fleet = resolve_fleet_file(path)
+    return stacks_of(resolve_fleet_file(path))
+
+
+def stacks_of(fleet: Fleet) -> tuple[Rendered, dict[str, Rendered]]:
+    """A resolved fleet as simulate runs it (`fleet_stacks`)."""
     parts = render_fleet(fleet).parts
     ours = next(p for p in parts if p.name == MANAGER)
     manager = Rendered(stack=fleet.manager, objects=ours.objects, addons=ours.addons)
@@ -123,11 +131,19 @@ def fleet_stacks(path: Path) -> tuple[Rendered, dict[str, Rendered]]:
 
 
 def simulate_fleet(
-    manager: Rendered, workers: dict[str, Rendered], name: str, *, timeout: float, take_away: str | None, output: str
+    manager: Rendered,
+    workers: dict[str, Rendered],
+    name: str,
+    *,
+    timeout: float,
+    take_away: str | None,
+    output: str,
+    candidates: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[str, int]:
     """Simulate a rendered fleet: its manager (its jobs among its objects) and each worker's stack with what the fleet
     makes there; with `take_away`, that worker is then stopped and the jobs it held must run whole on another. The
-    report and the exit code (0 every job whole, 1 not, 2 cannot run)."""
+    report and the exit code (0 every job whole, 1 not, 2 cannot run). `candidates`: the workers render found can
+    run each job (`namespace/name`), which the report names for a job no worker left can take."""
     previous = signal.signal(signal.SIGTERM, _terminated)
     progress = _progress()
     folder = engines.cache_dir() / "runs" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -141,6 +157,10 @@ def simulate_fleet(
                 run.take_away(take_away)
                 run.wait(timeout)
             notes, reports = run.notes, list(run.reports.values())
+        for report in reports:
+            left = [w for w in (candidates or {}).get(report.job, ()) if w != take_away]
+            if candidates and not report.whole and not left:
+                report.reason = f"no worker left can run it (render: only {', '.join(candidates[report.job])})"
     except (engines.BuildError, simfleet.FleetError) as exc:
         return f"error: {exc}\nlogs: {folder}", USAGE
     except apply.ApplyError as exc:

@@ -137,7 +137,9 @@ class Job:
             f"placed whole in {self.seconds:.1f} s{since}" if self.whole and self.seconds is not None else "not whole"
         )
         pods = f"{self.running}/{self.expected} pods on {', '.join(self.pools) or 'no pool'}"
-        moved = f"; re-dispatched from {', '.join(self.redispatched_from)}" if self.redispatched_from else ""
+        # Re-dispatched once another worker holds it; until then only taken from the lost one.
+        verb = "re-dispatched" if self.worker else "taken"
+        moved = f"; {verb} from {', '.join(self.redispatched_from)}" if self.redispatched_from else ""
         why = f"; {self.reason}" if self.reason and not self.whole else ""
         return f"{self.job}: {where}, {placed} ({pods}; manager: {self.state}){moved}{why}"
 

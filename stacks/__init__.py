@@ -99,9 +99,7 @@ def run(stack: Stack | Fleet) -> dict[str, Any]:
         "jobs": platform.jobs,
         "fabricChecks": platform.fabric_checks,
     }
-    for name, value in exports.items():
-        pulumi.export(name, value)
-    return exports
+    return _exported(exports)
 
 
 def _run_fleet(fleet: Fleet) -> dict[str, Any]:
@@ -113,6 +111,11 @@ def _run_fleet(fleet: Fleet) -> dict[str, Any]:
         "queues": component.queues,
         "jobs": component.jobs,
     }
+    return _exported(exports)
+
+
+def _exported(exports: dict[str, Any]) -> dict[str, Any]:
+    """Each value exported as a stack output under its name; the exports returned."""
     for name, value in exports.items():
         pulumi.export(name, value)
     return exports

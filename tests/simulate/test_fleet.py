@@ -170,6 +170,5 @@ def test_a_jobs_report_line_says_where_it_ran_how_soon_and_which_worker_it_left(
 def test_a_job_no_worker_left_can_take_is_said_taken_not_re_dispatched() -> None:
     orphan = fleet.Job("training/big", None, None, ["east"], expected=8, state="pending", reason="no worker left")
     assert orphan.line() == (
-        "training/big: on no worker, not whole (0/8 pods on no pool; manager: pending); taken from east; "
-        "no worker left"
+        "training/big: on no worker, not whole (0/8 pods on no pool; manager: pending); taken from east; no worker left"
     )

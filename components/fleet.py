@@ -192,12 +192,14 @@ def _encoded_kubeconfig(worker: Worker, admin: str | None, data: Mapping[str, st
         token = base64.b64decode(data["token"]).decode()
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise ValueError(f"worker {worker.name}: its token Secret holds no token: {exc}") from None
-    context = None
     source = admin or ""
     cluster = worker.stack.config.cluster
-    if not source and isinstance(cluster, ExistingClusterSpec):  # the ambient kubeconfig, at its context
+    existing = isinstance(cluster, ExistingClusterSpec)
+    # At the context the worker's provider uses: an inline worker's platform reaches its cluster at its `context`
+    # (components/existing/cluster.py), in its kubeconfig or the ambient one.
+    context = cluster.context if existing and (worker.inline or not source) else None
+    if not source and existing:  # the ambient kubeconfig
         source = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path("~/.kube/config").expanduser())
-        context = cluster.context
     endpoint = kubeconfigs.endpoint(source, context)
     ca = endpoint.ca_data or data.get("ca.crt", "")
     text = kubeconfigs.token_kubeconfig(worker.name, endpoint.server, ca, token, multikueue.WORKER_ACCOUNT)

@@ -77,10 +77,14 @@ class Fleet(pulumi.ComponentResource):
         for worker in fleet.workers:
             provider, admin, ready = self._reach(worker)
             on_worker = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
-            access = {
-                obj["kind"]: kube_object(f"{worker.name}-{logical_name(obj)}", obj, on_worker)
-                for obj in multikueue.worker_access(fleet.config.fleet.rotation if fleet.config.fleet else None)
-            }
+            access: dict[str, pulumi.CustomResource] = {}
+            for obj in multikueue.worker_access(fleet.config.fleet.rotation if fleet.config.fleet else None):
+                # The account before its token Secret: the token controller deletes a token Secret whose account does
+                # not exist (kubernetes v1.36.0 pkg/controller/serviceaccount/tokens_controller.go:310-320), and the
+                # provider, waiting for the token, then failed the create (or crashed on the vanished object).
+                after = [access["ServiceAccount"]] if obj["kind"] == "Secret" else []
+                opts = pulumi.ResourceOptions.merge(on_worker, pulumi.ResourceOptions(depends_on=after))
+                access[obj["kind"]] = kube_object(f"{worker.name}-{logical_name(obj)}", obj, opts)
             token = access["Secret"]
             encoded = pulumi.Output.secret(
                 pulumi.Output.all(admin, token.data).apply(lambda args, w=worker: _encoded_kubeconfig(w, *args))

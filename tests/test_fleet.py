@@ -135,6 +135,9 @@ def test_each_worker_gets_multikueues_account_role_and_token_on_its_own_provider
         assert token.inputs["type"] == "kubernetes.io/service-account-token" and token.provider.startswith(provider)
         role = pulumi_mocks.named(f"{worker}-clusterrole-gpu-training-multikueue")
         assert {r["resources"][0] for r in role.inputs["rules"]} == {"workloads", "workloads/status", "trainjobs"}
+        # The token controller deletes a token Secret made before its account (the real engine saw the create fail).
+        account = pulumi_mocks.named(f"{worker}-serviceaccount-kueue-system-gpu-training-multikueue")
+        assert account.urn in token.dependencies, "the account first"
 
 
 def test_the_manager_holds_the_queues_multikueue_and_jobs_after_what_they_need(

@@ -8,9 +8,10 @@ through the Platform the fleet builds for it. No kubeconfig or token is an outpu
 
 Rotation: the worker's token lives in a Secret of type kubernetes.io/service-account-token, which does not expire.
 Changing `fleet.rotation` renames that Secret, so `pulumi up` creates the new one (the cluster fills it with a new
-token), writes the kubeconfig made from it to the manager's Secret, which Kueue watches, and deletes the old token
-Secret last, which revokes the old token. `pulumi up --replace <the token Secret's URN>` does the same for one
-worker, the old Secret first (its name is the same), so that worker is unreachable for a moment.
+token), replaces the manager's Secret with one holding the kubeconfig made from it (the Kubernetes provider replaces a
+Secret whose data changes), which Kueue watches, and deletes the old token Secret last, which revokes the old token.
+`pulumi up --replace <the token Secret's URN>` does the same for one worker, the old Secret first (its name is the
+same), so that worker is unreachable for a moment.
 """
 
 from __future__ import annotations

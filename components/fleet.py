@@ -8,9 +8,10 @@ through the Platform the fleet builds for it. No kubeconfig or token is an outpu
 
 Rotation: the worker's token lives in a Secret of type kubernetes.io/service-account-token, which does not expire.
 Changing `fleet.rotation` renames that Secret, so `pulumi up` creates the new one (the cluster fills it with a new
-token), writes the kubeconfig made from it to the manager's Secret, which Kueue watches, and deletes the old token
-Secret last, which revokes the old token. `pulumi up --replace <the token Secret's URN>` does the same for one
-worker, the old Secret first (its name is the same), so that worker is unreachable for a moment.
+token), replaces the manager's Secret with one holding the kubeconfig made from it (the Kubernetes provider replaces a
+Secret whose data changes), which Kueue watches, and deletes the old token Secret last, which revokes the old token.
+`pulumi up --replace <the token Secret's URN>` does the same for one worker, the old Secret first (its name is the
+same), so that worker is unreachable for a moment.
 """
 
 from __future__ import annotations
@@ -77,10 +78,14 @@ class Fleet(pulumi.ComponentResource):
         for worker in fleet.workers:
             provider, admin, ready = self._reach(worker)
             on_worker = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
-            access = {
-                obj["kind"]: kube_object(f"{worker.name}-{logical_name(obj)}", obj, on_worker)
-                for obj in multikueue.worker_access(fleet.config.fleet.rotation if fleet.config.fleet else None)
-            }
+            access: dict[str, pulumi.CustomResource] = {}
+            for obj in multikueue.worker_access(fleet.config.fleet.rotation if fleet.config.fleet else None):
+                # The account before its token Secret: the token controller deletes a token Secret whose account does
+                # not exist (kubernetes v1.36.0 pkg/controller/serviceaccount/tokens_controller.go:310-320), and the
+                # provider, waiting for the token, then failed the create (or crashed on the vanished object).
+                after = [access["ServiceAccount"]] if obj["kind"] == "Secret" else []
+                opts = pulumi.ResourceOptions.merge(on_worker, pulumi.ResourceOptions(depends_on=after))
+                access[obj["kind"]] = kube_object(f"{worker.name}-{logical_name(obj)}", obj, opts)
             token = access["Secret"]
             encoded = pulumi.Output.secret(
                 pulumi.Output.all(admin, token.data).apply(lambda args, w=worker: _encoded_kubeconfig(w, *args))
@@ -192,12 +197,14 @@ def _encoded_kubeconfig(worker: Worker, admin: str | None, data: Mapping[str, st
         token = base64.b64decode(data["token"]).decode()
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise ValueError(f"worker {worker.name}: its token Secret holds no token: {exc}") from None
-    context = None
     source = admin or ""
     cluster = worker.stack.config.cluster
-    if not source and isinstance(cluster, ExistingClusterSpec):  # the ambient kubeconfig, at its context
+    existing = isinstance(cluster, ExistingClusterSpec)
+    # At the context the worker's provider uses: an inline worker's platform reaches its cluster at its `context`
+    # (components/existing/cluster.py), in its kubeconfig or the ambient one.
+    context = cluster.context if existing and (worker.inline or not source) else None
+    if not source and existing:  # the ambient kubeconfig
         source = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path("~/.kube/config").expanduser())
-        context = cluster.context
     endpoint = kubeconfigs.endpoint(source, context)
     ca = endpoint.ca_data or data.get("ca.crt", "")
     text = kubeconfigs.token_kubeconfig(worker.name, endpoint.server, ca, token, multikueue.WORKER_ACCOUNT)

@@ -70,6 +70,36 @@ def canonical(value: str | int | float) -> str:
     return text
 
 
+def stored(value: str | int) -> str:
+    """A quantity as Kubernetes writes it back once a controller or webhook has decoded it: its canonical string
+    (4096Gi as 4Ti, 1000 as 1k, 0.5 as 500m). Written so, an object that Kueue rewrites (its ClusterQueue webhook at
+    create, kueue v0.19.2 pkg/webhooks/clusterqueue_webhook.go:57) reads back as `pulumi up` declared it, and the
+    next `up` has nothing to change.
+
+    apimachinery's Quantity.CanonicalizeBytes (k8s.io/apimachinery v0.36.2 pkg/api/resource/quantity.go:425-462):
+    a binary quantity of at least 1024 that is a whole number takes the largest power-of-1024 suffix that keeps it
+    whole; any other, the largest power-of-1000 suffix (down to n) that keeps it whole. An exponent (1e3) is kept as
+    written."""
+    text = canonical(value)
+    match = _QUANTITY.match(text)
+    suffix = (match["suffix"] if match else None) or ""
+    if suffix[:1] in ("e", "E"):
+        return text
+    number = parse(text)
+    if number == 0:
+        return "0"
+    if suffix in _BINARY and abs(number) >= 1024 and number == number.to_integral_value():
+        for unit, scale in reversed(_BINARY.items()):
+            if number % scale == 0:
+                return f"{number // scale:f}{unit}"
+        return f"{number:f}"
+    for unit, scale in reversed(_DECIMAL.items()):
+        scaled = number / scale
+        if scaled == scaled.to_integral_value():
+            return f"{scaled.to_integral_value():f}{unit}"
+    return text  # finer than a nano-unit: Kubernetes rounds it up; left as written
+
+
 def quantities(values: Mapping[str, str | int]) -> dict[str, str]:
     """A resource map (requests, limits, quota, capacity) with every quantity written as its string."""
     return {name: canonical(value) for name, value in values.items()}

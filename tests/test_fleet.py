@@ -135,6 +135,9 @@ def test_each_worker_gets_multikueues_account_role_and_token_on_its_own_provider
         assert token.inputs["type"] == "kubernetes.io/service-account-token" and token.provider.startswith(provider)
         role = pulumi_mocks.named(f"{worker}-clusterrole-gpu-training-multikueue")
         assert {r["resources"][0] for r in role.inputs["rules"]} == {"workloads", "workloads/status", "trainjobs"}
+        # The token controller deletes a token Secret made before its account (the real engine saw the create fail).
+        account = pulumi_mocks.named(f"{worker}-serviceaccount-kueue-system-gpu-training-multikueue")
+        assert account.urn in token.dependencies, "the account first"
 
 
 def test_the_manager_holds_the_queues_multikueue_and_jobs_after_what_they_need(
@@ -234,3 +237,31 @@ def test_a_jobs_pulumi_secret_becomes_its_own_secret_on_each_of_its_workers(
     assert token not in plain and base64.b64encode(token.encode()).decode() not in plain
     job_on_manager = pulumi_mocks.named("manager-trainjob-training-tune")
     assert secret.urn in job_on_manager.dependencies, "dispatched once its Secret is on its worker"
+
+
+def test_an_inline_workers_kubeconfig_points_where_its_cluster_key_s_context_does(
+    pulumi_mocks: RecordingMonitor, tmp_path: Path
+) -> None:
+    # One kubeconfig for two clusters, the worker's `context` choosing the second: its platform's provider manages that
+    # cluster, so MultiKueue's kubeconfig must point there too (not at the current context's, or it fails to choose).
+    two = {
+        **DGX,
+        "clusters": [
+            *DGX["clusters"],
+            {"name": "b", "cluster": {"server": "https://10.9.9.9:6443", "certificate-authority-data": "Qg=="}},
+        ],
+        "contexts": [*DGX["contexts"], {"name": "b", "context": {"cluster": "b", "user": "w"}}],
+    }
+    (tmp_path / "two.yaml").write_text(yaml.safe_dump(two))
+    worker = {
+        "cluster": {"provider": "existing", "name": "w", "kubeconfig": str(tmp_path / "two.yaml"), "context": "b"},
+        "nodePools": [{"name": "h100", "gpusPerNode": 8, "maxNodes": 4, "nodeSelector": {"pool": "h100"}}],
+        "scheduler": {"type": "kueue", "queues": [{"name": "research", "gpus": 32, "namespaces": ["training"]}]},
+        "namespaces": [{"name": "training"}],
+    }
+    keys = {"cluster": {"provider": "existing", "name": "m"}, "fleet": {"workers": [{"name": "a", "config": worker}]}}
+    run(lambda: Fleet("gpu-training", keys))
+    assert pulumi_mocks.named("w-kubernetes").inputs["context"] == "b"
+    data = _secret(pulumi_mocks.named("manager-secret-kueue-system-multikueue-a").inputs["data"])
+    (cluster,) = yaml.safe_load(base64.b64decode(data["kubeconfig"]))["clusters"]
+    assert cluster["cluster"] == {"server": "https://10.9.9.9:6443", "certificate-authority-data": "Qg=="}

@@ -48,6 +48,41 @@ def test_a_quantity_string_is_kept_as_it_is(text: str) -> None:
     assert quantity.quantities({"memory": text}) == {"memory": text}
 
 
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [
+        ("4096Gi", "4Ti"),
+        ("16384Gi", "16Ti"),
+        ("1800Gi", "1800Gi"),
+        ("1.5Gi", "1536Mi"),
+        ("512", "512"),
+        ("1024", "1024"),
+        ("1000", "1k"),
+        ("0.5", "500m"),
+        ("2000m", "2"),
+        ("0Gi", "0"),
+        ("1e3", "1e3"),
+        (16, "16"),
+    ],
+)
+def test_a_quantity_is_stored_as_kubernetes_writes_it_back(written: str | int, kept: str) -> None:
+    # As apimachinery's Quantity.String() prints them (e.g. `kubectl get` after Kueue's webhook rewrote a quota).
+    assert quantity.stored(written) == kept
+
+
+@given(
+    st.builds(
+        "{}{}".format,
+        st.integers(min_value=0, max_value=10**7),
+        st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti"]),
+    )
+)
+def test_a_stored_quantity_keeps_its_value_and_is_stored_as_itself(text: str) -> None:
+    kept = quantity.stored(text)
+    assert quantity.parse(kept) == quantity.parse(text)
+    assert quantity.stored(kept) == kept
+
+
 @pytest.mark.parametrize("bad", ["eight", "8 GPUs", "", "-", True])
 def test_a_value_that_is_no_quantity_is_refused(bad: Any) -> None:
     with pytest.raises(ValueError, match="is not a Kubernetes quantity"):

@@ -219,6 +219,9 @@ def manager_cluster_queue(name: str, shares: list[tuple[str, QueueSpec, list[Poo
                 for field, value in entry.items():
                     if field != "name":
                         fields[field] = _add(fields[field], value) if field in fields else str(value)
+    for resources in summed.values():  # as Kueue's webhook writes them back (quantity.stored)
+        for fields in resources.values():
+            fields.update({field: quantity.stored(value) for field, value in fields.items()})
     for (flavor, resource), given in entries.items():
         # No borrowing or lending limit is no limit: a sum holds one only where every worker sets it.
         for limit in ("borrowingLimit", "lendingLimit"):
@@ -237,7 +240,7 @@ def manager_cluster_queue(name: str, shares: list[tuple[str, QueueSpec, list[Poo
         "cohortName": first.cohort or DEFAULT_COHORT,
         "namespaceSelector": {},
         "queueingStrategy": "BestEffortFIFO",
-        "fairSharing": {"weight": quantity.canonical(first.weight)},
+        "fairSharing": {"weight": quantity.stored(first.weight)},
         "resourceGroups": [{"coveredResources": covered, "flavors": aligned}],
         "admissionChecksStrategy": {"admissionChecks": [{"name": name}]},
     }

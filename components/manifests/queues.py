@@ -73,9 +73,9 @@ def default_flavor() -> dict[str, Any]:
 def default_flavor_quota(resource: str) -> str:
     """The default flavor's quota of a resource: CPU and memory no node reaches, none of any other."""
     if resource == "cpu":
-        return quantity.canonical(_UNBOUNDED_CPU_PER_NODE)
+        return quantity.stored(_UNBOUNDED_CPU_PER_NODE)
     if resource == "memory":
-        return f"{_UNBOUNDED_MEMORY_GIB_PER_NODE}Gi"
+        return quantity.stored(f"{_UNBOUNDED_MEMORY_GIB_PER_NODE}Gi")
     return "0"
 
 
@@ -206,7 +206,7 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
         resources = []
         for resource in covered:
             quota = capacity.get(resource, "0")
-            entry: dict[str, Any] = {"name": resource, "nominalQuota": quota}
+            entry: dict[str, Any] = {"name": resource, "nominalQuota": quantity.stored(quota)}
             if resource == GPU_RESOURCE:
                 entry.update(_gpu_quota(queue, int(quota)))
             resources.append(entry)
@@ -224,7 +224,7 @@ def cluster_queue(queue: QueueSpec, pools: list[Pool]) -> dict[str, Any]:
         "queueingStrategy": "BestEffortFIFO",
         "preemption": preemption(),
         # Used while the manager's fairSharing is on: borrowed GPUs are shared in this proportion.
-        "fairSharing": {"weight": quantity.canonical(queue.weight)},  # a Quantity in Kueue's API
+        "fairSharing": {"weight": quantity.stored(queue.weight)},  # a Quantity in Kueue's API
         "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
     }
     queued = [pool for pool in pools if pool.provisioning_class is not None]
@@ -246,7 +246,7 @@ def _gpu_quota(queue: QueueSpec, pool_gpus: int) -> dict[str, str]:
     if queue.lending_limit is not None:
         # Kueue's webhook refuses a lendingLimit above the nominalQuota.
         quota["lendingLimit"] = min(queue.lending_limit, nominal)
-    return quantity.quantities(quota)
+    return {field: quantity.stored(value) for field, value in quota.items()}
 
 
 def local_queue(queue: QueueSpec, namespace: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components import quantity
 from components.fabric import profile
 from components.manifests import platform
 from components.manifests.queues import (
@@ -220,6 +221,24 @@ def test_cluster_queue_preempts_lower_priorities_and_reclaims_what_it_lent() -> 
         "reclaimWithinCohort": "Any",
         "borrowWithinCohort": {"policy": "LowerPriority"},
     }
+
+
+def test_cluster_queue_quotas_are_written_as_kueues_webhook_writes_them_back() -> None:
+    # Kueue's ClusterQueue webhook rewrites the object at create (kueue v0.19.2 pkg/webhooks/
+    # clusterqueue_webhook.go:57), every quantity in its canonical form: 4096Gi written was 4Ti read, and the next
+    # `pulumi up` updated the queue back (tests/engine/test_fleet.py saw it).
+    queue = cluster_queue(QueueSpec(name="research", gpus=1000), [pool(maxNodes=128, gpusPerNode=8)])
+    spec = queue["spec"]
+    quotas = [
+        value
+        for flavor in spec["resourceGroups"][0]["flavors"]
+        for entry in flavor["resources"]
+        for field, value in entry.items()
+        if field != "name"
+    ]
+    assert quotas and all(quantity.stored(q) == q for q in quotas), quotas
+    default = next(f for f in spec["resourceGroups"][0]["flavors"] if f["name"] == "default-flavor")
+    assert {r["name"]: r["nominalQuota"] for r in default["resources"]}["memory"] == "16Ti"
 
 
 def test_cluster_queue_fair_share_weight_is_the_queue_weight() -> None:

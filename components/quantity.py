@@ -100,6 +100,17 @@ def stored(value: str | int) -> str:
     return text  # finer than a nano-unit: Kubernetes rounds it up; left as written
 
 
+def add(a: str | int, b: str | int) -> str:
+    """Two quantities added, in their suffix when they share one (`64` + `32`, `1800Gi` + `900Gi`), else in units
+    (bytes, cores)."""
+    x, y = _QUANTITY.match(canonical(a)), _QUANTITY.match(canonical(b))
+    assert x is not None and y is not None  # canonical() parsed both
+    suffix = x["suffix"] or ""
+    if suffix == (y["suffix"] or "") and suffix[:1] not in ("e", "E"):
+        return f"{(Decimal(x['num']) + Decimal(y['num'])).normalize():f}{suffix}"
+    return f"{(parse(a) + parse(b)).normalize():f}"
+
+
 def quantities(values: Mapping[str, str | int]) -> dict[str, str]:
     """A resource map (requests, limits, quota, capacity) with every quantity written as its string."""
     return {name: canonical(value) for name, value in values.items()}

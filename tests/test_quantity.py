@@ -175,3 +175,19 @@ def test_the_walk_finds_a_number_quantity_and_a_port_without_protocol() -> None:
     assert helm_hazards({"controller": {"resources": {"requests": {"cpu": 1, "memory": "1Gi"}}}}) == [
         "values.controller.resources.requests.cpu: the quantity 1 is a number"
     ]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "total"),
+    [
+        ("64", "32", "96"),
+        ("1800Gi", "900Gi", "2700Gi"),
+        ("1Gi", "1024Mi", "2147483648"),
+        ("500m", "1", "1.5"),
+        ("1e3", "1e3", "2000"),
+        (16, 8, "24"),
+    ],
+)
+def test_two_quantities_add_up_in_their_shared_suffix_else_in_units(a: str | int, b: str | int, total: str) -> None:
+    assert quantity.add(a, b) == total
+    assert quantity.parse(total) == quantity.parse(a) + quantity.parse(b)

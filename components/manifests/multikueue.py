@@ -16,7 +16,6 @@ Facts from kubernetes-sigs/kueue v0.19.2 (the pinned Kueue, components/versions.
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 from typing import Any
 
 from components import quantity
@@ -218,7 +217,7 @@ def manager_cluster_queue(name: str, shares: list[tuple[str, QueueSpec, list[Poo
                 fields = resources.setdefault(entry["name"], {})
                 for field, value in entry.items():
                     if field != "name":
-                        fields[field] = _add(fields[field], value) if field in fields else str(value)
+                        fields[field] = quantity.add(fields[field], value) if field in fields else str(value)
     for resources in summed.values():  # as Kueue's webhook writes them back (quantity.stored)
         for fields in resources.values():
             fields.update({field: quantity.stored(value) for field, value in fields.items()})
@@ -245,19 +244,3 @@ def manager_cluster_queue(name: str, shares: list[tuple[str, QueueSpec, list[Poo
         "admissionChecksStrategy": {"admissionChecks": [{"name": name}]},
     }
     return {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": metadata(name), "spec": spec}
-
-
-def _add(a: str | int, b: str | int) -> str:
-    """Two quantities added, in their unit when they share one (`64` + `32`, `1800Gi` + `900Gi`), else in units."""
-    (x, unit), (y, other) = _split(str(a)), _split(str(b))
-    if unit == other:
-        total = Decimal(x) + Decimal(y)
-    else:
-        total, unit = quantity.parse(str(a)) + quantity.parse(str(b)), ""
-    return f"{total.normalize():f}{unit}"
-
-
-def _split(text: str) -> tuple[str, str]:
-    """A quantity's number and unit suffix."""
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    return number, text[len(number) :]

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from components import kubeconfig as kubeconfigs
 from components.manifests.multikueue import (
     CONTROLLER,
     KUBECONFIG_KEY,
@@ -277,21 +278,9 @@ def _waiting(workload: dict[str, Any]) -> str:
 
 
 def kubeconfig(server: str, ca_pem: bytes, token: str, name: str) -> str:
-    """A kubeconfig for one API server, its CA and token inline (the only form Kueue takes for MultiKueue)."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": name,
-                "cluster": {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()},
-            }
-        ],
-        "users": [{"name": name, "user": {"token": token}}],
-        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-        "current-context": name,
-    }
-    return yaml.safe_dump(config, sort_keys=False)
+    """A kubeconfig for one API server, its CA and token inline (the only form Kueue takes for MultiKueue), made as
+    `pulumi up` makes the manager's (components/kubeconfig.py)."""
+    return kubeconfigs.token_kubeconfig(name, server, base64.b64encode(ca_pem).decode(), token, name)
 
 
 def _token(cluster: simulation.Cluster, timeout: float = 60.0) -> tuple[str, str]:

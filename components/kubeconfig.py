@@ -30,7 +30,8 @@ class Endpoint:
 def is_contents(kubeconfig: str) -> bool:
     """Whether a kubeconfig value is a kubeconfig's contents rather than a file's path."""
     text = kubeconfig.strip()
-    return "\n" in text or text.startswith(("{", "apiVersion", "clusters", "kind"))
+    # A top-level key with its colon: a relative path may begin with `kind` or `clusters` (kind.yaml, clusters/dev).
+    return "\n" in text or text.startswith(("{", "apiVersion", "clusters:", "kind:"))
 
 
 def read(kubeconfig: str) -> dict[str, Any]:

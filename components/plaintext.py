@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from components import credentials
+from components import kubeconfig as kubeconfigs
 from components.credentials import Verdict, judge
 from components.errors import Issue, join_path
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
@@ -112,7 +113,7 @@ def _findings(config: StackConfig, secure: Collection[str]) -> Iterator[tuple[st
     for path, key, value in _strings(rest, ""):
         secret = SECRET_KEYS.get(_WORKER_INDEX.sub("[*]", path))
         if secret is not None:
-            if "\n" in value.strip() or value.lstrip().startswith(("apiVersion", "{")):
+            if kubeconfigs.is_contents(value):
                 fix = (
                     f"set it as a secret, which the stack file keeps encrypted ({_set_secret(path)}, e.g. "
                     f'"$(cat kubeconfig.yaml)" as the value), or give the path of a kubeconfig file'

@@ -70,3 +70,10 @@ def test_the_token_kubeconfig_is_what_kueue_accepts(token: str, host: str) -> No
     assert config["current-context"] == "w" and config["contexts"][0]["context"] == {"cluster": "w", "user": "mk"}
     found = endpoint(token_kubeconfig("w", f"https://{host}", "Q0E=", token, "mk"))
     assert found.server == f"https://{host}"
+
+
+@pytest.mark.parametrize("path", ["kind.yaml", "clusters/dev/kubeconfig", "kind-config", "apiVersion: v1"])
+def test_a_path_that_begins_like_a_key_is_still_a_path(path: str) -> None:
+    # Contents begin with a top-level key and its colon, or hold a line break; a relative path may begin with a word.
+    assert is_contents(path) == path.startswith("apiVersion")
+    assert is_contents("kind: Config\nclusters: []") and is_contents("clusters: []") and is_contents("{}")

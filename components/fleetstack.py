@@ -60,8 +60,8 @@ class Fleet:
 
 
 def is_fleet(raw: Mapping[str, Any]) -> bool:
-    """Whether a stack file's keys are a fleet's."""
-    return "fleet" in raw
+    """Whether a stack file's keys are a fleet's: `fleet` set (null is unset, as for every optional key)."""
+    return raw.get("fleet") is not None
 
 
 def resolve_fleet_file(path: str | Path) -> Fleet:
@@ -154,7 +154,7 @@ def _worker(index: int, spec: WorkerSpec, base_dir: Path, secure: Collection[str
             ]
         try:
             raw, lines = read_stack_file(path)
-            if "fleet" in raw:
+            if is_fleet(raw):
                 return None, [
                     Issue(f"{at}.stackFile", f"{spec.stack_file} is a fleet's stack: a worker is one cluster")
                 ]

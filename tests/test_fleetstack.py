@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.cli import main
 from components.errors import ConfigError
 from components.fleetstack import FLEET_KEYS, manager_config, resolve_fleet_file, resolve_fleet_raw
 from components.models import StackConfig
@@ -170,3 +171,13 @@ def test_an_inline_workers_plain_kubeconfig_is_refused_with_the_fix_at_its_full_
     (issue,) = refused(fleet_file(tmp_path, [{"name": "a", "config": keys}], []))
     assert "fleet.workers[0].config.cluster.kubeconfig: a kubeconfig's contents" in issue
     assert "--path 'gpu-training:fleet.workers[0].config.cluster.kubeconfig'" in issue
+
+
+def test_a_fleet_key_of_null_is_unset_and_the_stack_renders_as_one_cluster(tmp_path: Path) -> None:
+    # Found by the mutation fuzz: `fleet: null` made the command read a fleet while resolve_file read a stack.
+    stack = tmp_path / "Pulumi.one.yaml"
+    text = (Path(__file__).resolve().parents[1] / "examples" / "minimal" / "Pulumi.gke-dws.yaml").read_text()
+    stack.write_text(text.replace("config:\n", "config:\n  gpu-training:fleet: null\n", 1))
+    assert main(["render", "--config", str(stack), "--out", str(tmp_path / "out")]) == 0
+    assert main(["check", "--config", str(stack)]) != 2
+    resolve_file(stack)

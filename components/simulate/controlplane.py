@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.simulate import engines
 from components.simulate.client import Client, ClientError
 
 SERVICE_RANGE = "10.96.0.0/16"
@@ -81,7 +82,7 @@ class ControlPlane:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                env={**os.environ, **env} if env else None,
+                env={**engines.GO_RUNTIME, **os.environ, **(env or {})},
                 pass_fds=pass_fds,
             )
         process = Process(name, popen, log)

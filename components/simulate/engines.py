@@ -142,6 +142,14 @@ def _env() -> dict[str, str]:
     }
 
 
+GO_RUNTIME = {"GOGC": "400", "GOMEMLIMIT": "1GiB"}
+"""How every engine process runs (the control plane, the operators, the Pulumi CLI and its providers) unless the
+user's environment says otherwise. They live for seconds to minutes, and with Go's default (a collection each time
+the heap doubles) the API server spent a sixth of its CPU collecting: at 400, `simulate --stack dev` takes 15% less
+CPU (17.1 -> 14.6 s; the API server 9.9 -> 7.6 s) for 1.4 -> 1.8 GiB at its peak. Past the soft limit a process
+collects as often as by default again, so no engine grows without bound."""
+
+
 LEAN = ("-gcflags=all=-dwarf=false",)
 """What every engine is built with beyond its own flags: no DWARF from the compiler, and (in `_ldflags`) none from
 the linker nor a symbol table (`-s -w`). The engines are test binaries: nobody debugs them, and a panic's stack

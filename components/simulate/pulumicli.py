@@ -66,6 +66,7 @@ def environment(bin_dir: Path, home: Path, backend: Path, passphrase: str) -> di
     encrypted with `passphrase`. The engine uses the provider binaries it finds on PATH (ambient plugins) and
     is told never to download one."""
     return {
+        **engines.GO_RUNTIME,
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "PULUMI_HOME": str(home),

@@ -15,6 +15,7 @@ from components import credentials
 from components import kubeconfig as kubeconfigs
 from components.credentials import Verdict, judge
 from components.errors import Issue, join_path
+from components.memo import per_object
 from components.models import CONFIG_NAMESPACE, StackConfig, TrainingJobSpec
 from components.models.job import nccl_env_name
 
@@ -105,8 +106,14 @@ def _strings(value: Any, path: str, key: str | None = None) -> Iterator[tuple[st
             yield from _strings(v, f"{path}[{i}]", key)
 
 
-def _findings(config: StackConfig, secure: Collection[str]) -> Iterator[tuple[str, Verdict, str]]:
-    """Each plain credential or placeholder in the config, outside `secure` paths: path, verdict, fix."""
+@per_object
+def _findings(config: StackConfig) -> list[tuple[str, Verdict, str]]:
+    """Each plain credential or placeholder in the config: path, verdict, fix. Read once per config: validation
+    asks for the errors, render's summary for the warnings."""
+    return list(_each(config))
+
+
+def _each(config: StackConfig) -> Iterator[tuple[str, Verdict, str]]:
     for index, job in enumerate(config.jobs):
         yield from _job(job, f"jobs[{index}]")
     rest = config.model_dump(by_alias=True, exclude_defaults=True, exclude={"jobs"})
@@ -127,7 +134,7 @@ def issues(config: StackConfig, secure: Collection[str] = ()) -> list[Issue]:
     """Every credential the config holds in plain text, outside the `secure` paths (those the stack file gives as
     Pulumi secrets): an issue naming its path and the fix."""
     found: list[Issue] = []
-    for path, verdict, fix in _findings(config, secure):
+    for path, verdict, fix in _findings(config):
         if verdict.level == "error" and not _secure(path, secure):
             problem = (
                 verdict.what
@@ -142,7 +149,7 @@ def warnings(config: StackConfig, secure: Collection[str] = ()) -> list[str]:
     """What is legal but suspicious: a placeholder where a credential's name says one goes."""
     return [
         f"{path}: {verdict.what}: the program gets no working credential; {fix}"
-        for path, verdict, fix in _findings(config, secure)
+        for path, verdict, fix in _findings(config)
         if verdict.level == "warning" and not _secure(path, secure)
     ]
 

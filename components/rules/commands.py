@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from components.rules.review import once
+
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 
 
@@ -55,8 +57,9 @@ class CommandLine:
         return [*self.direct, *self.scripts]
 
 
+@once  # five rules read every container's
 def command_line(container: dict[str, Any]) -> CommandLine:
-    """The container's command line."""
+    """The container's command line (shared within a review: callers must not change it)."""
     command, args = container.get("command") or [], container.get("args") or []
     words = [str(w) for w in (*command, *args)]
     at = shell_at(words)

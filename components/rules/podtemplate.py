@@ -9,6 +9,7 @@ from typing import Any
 
 from components.fabric import GKE_INTERFACES_ANNOTATION, MULTUS_ANNOTATION
 from components.manifests.pod import GPU_RESOURCE
+from components.rules.review import once
 
 GPU = GPU_RESOURCE
 
@@ -42,8 +43,9 @@ class PodTemplate:
         found = self.metadata.get("annotations")
         return found if isinstance(found, dict) else {}
 
+    @once  # a dozen rules ask of every container
     def env(self, container: dict[str, Any]) -> dict[str, str]:
-        """A container's plain environment values."""
+        """A container's plain environment values (shared within a review: callers must not change them)."""
         return {e["name"]: str(e["value"]) for e in container.get("env", []) if e.get("value") is not None}
 
     def multus_networks(self) -> list[tuple[str, str]]:

@@ -285,11 +285,11 @@ def _unwrap_secrets(value: Any) -> Any:
     """Replace Pulumi `{secure: ...}` values (unreadable offline) with a secret of unknown value, which reads as
     "[secret]" where text is expected."""
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
+        if len(value) == 1 and "secure" in value:
             return Sealed()
-        return {k: _unwrap_secrets(v) for k, v in value.items()}
+        return {k: _unwrap_secrets(v) if isinstance(v, dict | list) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [_unwrap_secrets(v) for v in value]
+        return [_unwrap_secrets(v) if isinstance(v, dict | list) else v for v in value]
     return value
 
 

@@ -12,13 +12,24 @@ from components.models.envsource import SECRET_WAYS, Sealed
 
 def secure_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
     """Where a stack file's config holds `{secure: ...}` leaves, as key paths."""
+    found: list[tuple[str | int, ...]] = []
+    _collect(value, path, found)
+    return found
+
+
+def _collect(value: Any, path: tuple[str | int, ...], found: list[tuple[str | int, ...]]) -> None:
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
-            return [path]
-        return [p for k, v in value.items() for p in secure_paths(v, (*path, k))]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in secure_paths(v, (*path, i))]
-    return []
+        if len(value) == 1 and "secure" in value:
+            found.append(path)
+            return
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if isinstance(item, dict | list):  # a scalar holds no secure leaf: no path made for it (most of a config)
+            _collect(item, (*path, key), found)
 
 
 def secure_keys(value: Any) -> frozenset[str]:

@@ -49,7 +49,10 @@ def from_objects(
     for n, o in enumerate(objects):
         if isinstance(o, Mapping) and isinstance(o.get("kind"), str) and isinstance(o.get("metadata"), Mapping):
             doubled = tuple(duplicates[n]) if n < len(duplicates) else ()
-            out.append(Subject(object_key(o), o["kind"], dict(o), source=source, duplicate_keys=doubled))
+            # A dict is read as it is (no rule changes a subject): a review's reads of an object before the rules
+            # (the pods' fit, the DaemonSets' overhead) are then the rules' too.
+            data = o if type(o) is dict else dict(o)
+            out.append(Subject(object_key(o), o["kind"], data, source=source, duplicate_keys=doubled))
     return out
 
 

@@ -95,9 +95,10 @@ def invocations(words: list[str], program: str) -> list[list[str]]:
     """The words of each run of a program (`torchrun`, also `python -m torch.distributed.run`; `mpirun`), from
     its name to the end of its command."""
     names = _names(program)
+    ends = tuple(names)  # a word whose base name is one of them ends with it: most words are ruled out in C
     found: list[list[str]] = []
     for n, word in enumerate(words):
-        if _basename(word) in names:
+        if word.endswith(ends) and _basename(word) in names:
             end = next((m for m in range(n + 1, len(words)) if words[m] in SEPARATORS), len(words))
             found.append(words[n + 1 : end])
     return found

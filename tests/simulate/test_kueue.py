@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from components import quantity
 from components.render import Rendered, render
 from components.resolution import resolve_file
 from components.simulate import apply, controlplane, engines, kueue, nodes, volumes
@@ -185,7 +186,7 @@ def test_kueue_admits_the_stacks_job_into_one_topology_domain_and_holds_one_beyo
     too_big["metadata"]["name"] = f"{job['metadata']['name']}-too-big"
     gpus = sum(int(c["resources"]["requests"].get("nvidia.com/gpu", 0)) for c in template["spec"]["containers"])
     quota = sum(
-        int(r["nominalQuota"])
+        int(quantity.parse(r["nominalQuota"]))  # written as Kubernetes stores it: 1k GPUs is "1k"
         for o in rendered.objects
         if o["kind"] == "ClusterQueue"
         for group in o["spec"]["resourceGroups"]

@@ -33,6 +33,12 @@ server on this machine, so looking often costs little and every wait ends within
 event (at 0.5 s, a run's dozen waits in a row added seconds)."""
 
 
+NEW_P256_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1")
+"""`openssl req`'s arguments for a new P-256 key: made in about a millisecond where RSA-2048 takes tens to hundreds
+(a run makes the API server's certificate, a webhook CA and a certificate per webhook server); every engine here is
+Go, whose TLS takes either."""
+
+
 class StartError(RuntimeError):
     """A control-plane process did not start or become ready; the message ends with its log's tail."""
 
@@ -211,7 +217,7 @@ def start(
     # it makes an RSA-2048 one, and signing with it was 6% of its CPU in a run: every request of our client (and of
     # kubectl) opens a connection, and each handshake signs once.
     _openssl(
-        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+        ["req", "-x509", *NEW_P256_KEY, "-nodes", "-days", "2",
          "-subj", "/CN=kube-apiserver", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
          "-keyout", str(certs / "apiserver.key"), "-out", str(certs / "apiserver.crt")]
     )  # fmt: skip

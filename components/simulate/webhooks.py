@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from components.simulate.client import Client
-from components.simulate.controlplane import POLL
+from components.simulate.controlplane import NEW_P256_KEY, POLL
 
 KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 SERVE_TIMEOUT = 120.0
@@ -43,11 +43,6 @@ class Serving:
     """The run CA's PEM, base64-encoded, as a webhook's clientConfig.caBundle takes it."""
 
 
-_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1")
-"""P-256 keys: made in about a millisecond where RSA-2048 takes tens to hundreds (a run makes a CA and a certificate
-per webhook server); every engine here is Go, whose TLS takes either."""
-
-
 def _openssl(*args: str) -> None:
     done = subprocess.run(["openssl", *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -59,7 +54,7 @@ def _ca(folder: Path) -> tuple[Path, Path]:
     cert, key = folder / "webhook-ca.crt", folder / "webhook-ca.key"
     if not cert.exists():
         _openssl(
-            "req", "-x509", *_KEY, "-nodes", "-days", "2", "-subj", "/CN=gpu-training simulate CA",
+            "req", "-x509", *NEW_P256_KEY, "-nodes", "-days", "2", "-subj", "/CN=gpu-training simulate CA",
             "-keyout", str(key), "-out", str(cert),
         )  # fmt: skip
     return cert, key
@@ -82,7 +77,7 @@ def _serving(folder: Path, name: str) -> Serving:
     request, extensions = out / "tls.csr", out / "san.cnf"
     extensions.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
     _openssl(
-        "req", *_KEY, "-nodes", "-subj", f"/CN={name}",
+        "req", *NEW_P256_KEY, "-nodes", "-subj", f"/CN={name}",
         "-keyout", str(out / "tls.key"), "-out", str(request),
     )  # fmt: skip
     _openssl(

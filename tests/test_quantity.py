@@ -29,6 +29,12 @@ EXAMPLES = [
 ]
 """Every stack and example that makes objects: the stacks, the minimal stacks, and a team's jobs on a platform."""
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+QUANTITY_TEXT = st.builds(
+    "{}{}".format,
+    st.integers(min_value=0, max_value=10**7),
+    st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti"]),
+)
+"""A quantity as a user writes one: a whole number and a suffix (or none)."""
 
 
 @given(st.integers(min_value=0, max_value=2**40))
@@ -37,13 +43,7 @@ def test_a_count_is_written_as_its_string(n: int) -> None:
     assert quantity.parse(quantity.canonical(n)) == Decimal(n)
 
 
-@given(
-    st.builds(
-        "{}{}".format,
-        st.integers(min_value=0, max_value=10**6),
-        st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti"]),
-    )
-)
+@given(QUANTITY_TEXT)
 def test_a_quantity_string_is_kept_as_it_is(text: str) -> None:
     assert quantity.quantities({"memory": text}) == {"memory": text}
 
@@ -70,13 +70,7 @@ def test_a_quantity_is_stored_as_kubernetes_writes_it_back(written: str | int, k
     assert quantity.stored(written) == kept
 
 
-@given(
-    st.builds(
-        "{}{}".format,
-        st.integers(min_value=0, max_value=10**7),
-        st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti"]),
-    )
-)
+@given(QUANTITY_TEXT)
 def test_a_stored_quantity_keeps_its_value_and_is_stored_as_itself(text: str) -> None:
     kept = quantity.stored(text)
     assert quantity.parse(kept) == quantity.parse(text)

@@ -26,6 +26,7 @@ from components.simulate import (
     seed,
 )
 from components.stack import Stack
+from tests.support import sharedplane
 from tests.support.stacks import variant
 
 
@@ -69,11 +70,24 @@ def etcd_seed(binaries: dict[str, Path], definitions: list[dict[str, Any]]) -> P
     return seed.etcd(binaries, seed.definitions())
 
 
+@pytest.fixture(scope="session")
+def worker_plane(
+    binaries: dict[str, Path], etcd_seed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[sharedplane.SharedPlane]:
+    """This worker's control plane, lent to one test at a time (tests/support/sharedplane.py)."""
+    shared = sharedplane.SharedPlane(
+        lambda: controlplane.start(tmp_path_factory.mktemp("control-plane"), binaries, seed=etcd_seed)
+    )
+    yield shared
+    shared.stop()
+
+
 @pytest.fixture
-def control_plane(
+def fresh_control_plane(
     binaries: dict[str, Path], etcd_seed: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[[], controlplane.ControlPlane]]:
-    """Start a fresh control plane (each call a new one) from the seed; all are stopped after the test."""
+    """Start a fresh control plane from the seed (each call a new one), for a test that stops its plane or changes
+    its CRDs, which a shared plane must keep; all are stopped after the test."""
     started: list[controlplane.ControlPlane] = []
 
     def start() -> controlplane.ControlPlane:
@@ -84,6 +98,26 @@ def control_plane(
     yield start
     for plane in started:
         plane.stop()
+
+
+@pytest.fixture
+def control_plane(
+    worker_plane: sharedplane.SharedPlane, fresh_control_plane: Callable[[], controlplane.ControlPlane]
+) -> Iterator[Callable[[], controlplane.ControlPlane]]:
+    """A control plane as started from the seed, each call another: the first the worker's shared plane, put back
+    after the test; the others fresh."""
+    lent = False
+
+    def start() -> controlplane.ControlPlane:
+        nonlocal lent
+        if lent:
+            return fresh_control_plane()
+        lent = True
+        return worker_plane.lend()
+
+    yield start
+    if lent:
+        worker_plane.give_back()
 
 
 @pytest.fixture(scope="session")

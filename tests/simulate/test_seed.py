@@ -79,9 +79,9 @@ def test_a_seeded_plane_serves_every_crd_without_sending_one(
 
 @pytest.mark.simulate
 def test_a_changed_definition_is_applied_again_and_planes_from_one_seed_share_nothing(
-    control_plane, monkeypatch: pytest.MonkeyPatch
+    fresh_control_plane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, second = control_plane(), control_plane()
+    first, second = fresh_control_plane(), fresh_control_plane()
     sent = _applies(monkeypatch)
     apply.install_crds(first.client(), [_crd()])
     apply.install_crds(first.client(), [_crd()])
@@ -93,8 +93,8 @@ def test_a_changed_definition_is_applied_again_and_planes_from_one_seed_share_no
 
 
 @pytest.mark.simulate
-def test_a_stopped_plane_leaves_no_etcd_data_behind(control_plane) -> None:
-    plane = control_plane()
+def test_a_stopped_plane_leaves_no_etcd_data_behind(fresh_control_plane) -> None:
+    plane = fresh_control_plane()
     assert (plane.folder / controlplane.ETCD_DATA).is_dir()
     plane.stop()
     assert not (plane.folder / controlplane.ETCD_DATA).exists()

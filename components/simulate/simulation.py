@@ -217,6 +217,7 @@ def running(
     with_platform: bool = True,
     checks_pass: bool = False,
     joining: bool = False,
+    plane: controlplane.ControlPlane | None = None,
 ) -> Iterator[Cluster]:
     """A simulated cluster with the stack's platform applied (no jobs yet); stopped on exit unless `keep`.
 
@@ -224,9 +225,12 @@ def running(
     claims, and nothing of the stack's own: what a stack finds when the platform team installs its add-ons
     another way (`addons.install: false`), ready for `pulumi up`. With `checks_pass`, the fabric checks' pods
     succeed once they run, as on a fabric that meets its floor. With `joining`, the pools' nodes come up as they
-    join, under their node check's startup taint, instead of as once their check passed."""
+    join, under their node check's startup taint, instead of as once their check passed. With `plane`, on that
+    running control plane as started from the seed (its caller stops it) instead of a new one in `folder`."""
     binaries = build(rendered, progress)
-    plane = controlplane.start(folder, binaries, progress, seed=seed.etcd(binaries, seed.definitions(), progress))
+    own = plane is None
+    if plane is None:
+        plane = controlplane.start(folder, binaries, progress, seed=seed.etcd(binaries, seed.definitions(), progress))
     try:
         cluster = Cluster(plane, rendered)
         # The seed holds every CRD, and the API server is ready only once it serves them (crd-informer-synced).
@@ -292,7 +296,7 @@ def running(
             cluster.provisioner.stop()
         if cluster.joiner is not None:
             cluster.joiner.stop()
-        if not keep:
+        if own and not keep:
             plane.stop()
 
 

@@ -80,10 +80,12 @@ def _report(cluster: simulation.Cluster, placement: simulation.Placement) -> str
     ).table()  # fmt: skip
 
 
-def test_an_eight_node_job_required_in_one_gke_sub_block_fits_simulates_sub_block(binaries, kwok_binary, tmp_path):
+def test_an_eight_node_job_required_in_one_gke_sub_block_fits_simulates_sub_block(
+    control_plane, binaries, kwok_binary, tmp_path
+):
     rendered = _gke(tmp_path)
     [workload] = rendered.workloads
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=2 * WIDE) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=2 * WIDE, plane=control_plane()) as cluster:
         placement = simulation.place(cluster, workload, TIMEOUT)
         assert placement.whole, placement
         labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in cluster.client.list("v1", "Node")}
@@ -93,11 +95,11 @@ def test_an_eight_node_job_required_in_one_gke_sub_block_fits_simulates_sub_bloc
 
 
 def test_a_job_held_by_the_assumed_sub_block_size_is_reported_as_simulates_assumption(
-    binaries, kwok_binary, tmp_path, small_domains
+    control_plane, binaries, kwok_binary, tmp_path, small_domains
 ):
     rendered = _gke(tmp_path)
     [workload] = rendered.workloads
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=2 * WIDE) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=2 * WIDE, plane=control_plane()) as cluster:
         placement = simulation.place(cluster, workload, HELD)
         assert placement.bound == 0 and placement.assumed, placement
         assert placement.reason.startswith(f"the job needs {WIDE} nodes in one subblock, and a subblock of pool a3 "
@@ -109,11 +111,11 @@ def test_a_job_held_by_the_assumed_sub_block_size_is_reported_as_simulates_assum
 
 
 def test_workers_beyond_an_unknown_machines_assumed_memory_are_reported_as_simulates_assumption(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ):
     rendered = _existing(tmp_path, lambda spec: None)
     [workload] = rendered.workloads
-    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", plane=control_plane()) as cluster:
         assert any("a node's allocatable cpu 64 and memory 512Gi" in n for n in cluster.notes), cluster.notes
         placement = simulation.place(cluster, workload, HELD)
         assert placement.bound == 0 and placement.assumed, placement
@@ -124,10 +126,10 @@ def test_workers_beyond_an_unknown_machines_assumed_memory_are_reported_as_simul
     assert "NOT SCHEDULED (simulate's assumption)" in text
 
 
-def test_workers_fit_the_allocatable_an_unknown_machines_pool_states(binaries, kwok_binary, tmp_path):
+def test_workers_fit_the_allocatable_an_unknown_machines_pool_states(control_plane, binaries, kwok_binary, tmp_path):
     rendered = _existing(tmp_path, lambda spec: spec.update(allocatable={"cpu": "190", "memory": "1900Gi"}))
     [workload] = rendered.workloads
-    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", plane=control_plane()) as cluster:
         assert not [n for n in cluster.notes if n.startswith("assumed:")], cluster.notes
         placement = simulation.place(cluster, workload, TIMEOUT)
         assert placement.whole, placement

@@ -36,7 +36,7 @@ _until = functools.partial(waiting.until, wait=WAIT)
 """Wait for what the cluster does in its own time (tests/support/waiting.py)."""
 
 
-def test_the_watcher_proves_a_scaled_up_pools_fabric_once_and_again_on_demand(tmp_path: Path) -> None:
+def test_the_watcher_proves_a_scaled_up_pools_fabric_once_and_again_on_demand(control_plane, tmp_path: Path) -> None:
     kubectl = engines.build(engines.KUBECTL)["kubectl"]
     rendered = render(resolve_file(_scaling_dev(tmp_path)))
     (check,) = rendered.stack.checks.values()
@@ -52,7 +52,7 @@ def test_the_watcher_proves_a_scaled_up_pools_fabric_once_and_again_on_demand(tm
     template = folder / manifests.TEMPLATE_KEY
     template.write_text(manifests.template(check)["data"][manifests.TEMPLATE_KEY])
 
-    with simulation.running(rendered, tmp_path / "cluster", 2, checks_pass=True) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", 2, checks_pass=True, plane=control_plane()) as cluster:
         client = cluster.client
         own = accounts.kubeconfig(cluster.plane, ns, manifests.watcher_name(check), folder)
 

@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from components import quantity
 from components.nodecheck import RESULT_LABEL, STARTUP_TAINT
 from components.render import Rendered, render
 from components.resolution import resolve_file
-from components.simulate import apply, engines, karpenter, nodes, simulation
+from components.simulate import apply, controlplane, engines, karpenter, nodes, simulation
 from components.simulate.client import Client, conditions_of
 from components.wellknown import NODE_CHECK_KEY
 from components.wellknown import NODE_CHECK_NAMESPACE as NAMESPACE
@@ -133,14 +134,14 @@ def test_karpenter_runs_with_the_stacks_settings_over_its_charts() -> None:
 
 @pytest.mark.simulate
 def test_prods_karpenter_pool_scales_from_zero_and_its_jobs_run_whole_on_exactly_the_nodes_needed(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """prod as shipped, node check on: Karpenter launches the 8 nodes the pretraining job needs, each node is run by
     kwok and labelled as the stand-in's nodes are, and the 2-node job that follows lands on idle nodes (consolidateAfter
     is 10m) with no new launch."""
     rendered = _prod()
     (pool,) = karpenter.pools(rendered)
-    with simulation.running(rendered, tmp_path / "run") as cluster:
+    with simulation.running(rendered, tmp_path / "run", plane=control_plane()) as cluster:
         client = cluster.client
         assert not _nodes(client, "p5") and not _claims(client, "p5"), "no GPU node before the jobs"
         needed = 0
@@ -193,11 +194,11 @@ def _without_node_check(tmp_path: Path) -> Rendered:
 
 @pytest.mark.simulate
 def test_without_the_node_check_karpenter_scales_up_and_removes_the_nodes_once_empty_after_consolidate_after(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     rendered = _without_node_check(tmp_path)
     (workload,) = rendered.workloads
-    with simulation.running(rendered, tmp_path / "run") as cluster:
+    with simulation.running(rendered, tmp_path / "run", plane=control_plane()) as cluster:
         client = cluster.client
         assert not _nodes(client, "p5")
         placement = simulation.place(cluster, workload, WAIT)
@@ -251,7 +252,7 @@ def _checking(client: Client, pool: str) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.simulate
 def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_on_the_replacement(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """prod's 2-node MPIJob from zero, nodes held under the startup taint for the real verdict: one node fails its
     check, the verdict (the real kubectl, as the check's own service account) deletes its NodeClaim, Karpenter
@@ -263,7 +264,7 @@ def test_a_node_that_fails_its_check_is_replaced_by_karpenter_and_the_gang_runs_
     assert env["REPLACE_FAILED"] == "nodeclaim", "a Karpenter pool's verdict removes a failed node"
     scripts = verdict.scripts(tmp_path / "scripts")
     kubectl = engines.build(engines.KUBECTL)["kubectl"]
-    with simulation.running(rendered, tmp_path / "run", joining=True) as cluster:
+    with simulation.running(rendered, tmp_path / "run", joining=True, plane=control_plane()) as cluster:
         client = cluster.client
         outcomes = apply.apply_awaiting(client, list(workload.objects))
         assert all(o.accepted for o in outcomes), outcomes
@@ -318,10 +319,12 @@ def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for t in templates for c in (*t["spec"].get("initContainers", []), *t["spec"]["containers"])]
 
 
-def _launches_nothing(rendered: Rendered, tmp_path: Path) -> str:
+def _launches_nothing(
+    control_plane: Callable[[], controlplane.ControlPlane], rendered: Rendered, tmp_path: Path
+) -> str:
     """What simulate says of the job on real Karpenter, which must launch no node for it."""
     (workload,) = rendered.workloads
-    with simulation.running(rendered, tmp_path / "run") as cluster:
+    with simulation.running(rendered, tmp_path / "run", plane=control_plane()) as cluster:
         placement = simulation.place(cluster, workload, 30)
         assert not placement.whole and not _claims(cluster.client, "p5"), "Karpenter launched a node"
         return placement.reason
@@ -329,7 +332,7 @@ def _launches_nothing(rendered: Rendered, tmp_path: Path) -> str:
 
 @pytest.mark.simulate
 def test_on_real_karpenter_a_node_check_holding_the_gpus_leaves_no_room_and_no_node_is_made(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """The class of defect render refuses (components/overhead.py), put past render: Karpenter itself counts the
     DaemonSet's init containers in every new node and launches nothing, and simulate says why."""
@@ -339,12 +342,12 @@ def test_on_real_karpenter_a_node_check_holding_the_gpus_leaves_no_room_and_no_n
     for container in held["spec"]["template"]["spec"]["initContainers"]:
         container["resources"] = {"requests": {"nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}}
     objects = tuple(held if obj is check else obj for obj in rendered.objects)
-    reason = _launches_nothing(dataclasses.replace(rendered, objects=objects), tmp_path)
+    reason = _launches_nothing(control_plane, dataclasses.replace(rendered, objects=objects), tmp_path)
     assert "Karpenter" in reason and "nvidia.com/gpu" in reason, reason
 
 
 @pytest.mark.simulate
-def test_on_real_karpenter_a_job_asking_huge_pages_gets_no_node(binaries, kwok_binary, tmp_path) -> None:
+def test_on_real_karpenter_a_job_asking_huge_pages_gets_no_node(control_plane, binaries, kwok_binary, tmp_path) -> None:
     """The turn-3 blocker, put past render: the AWS provider models no huge pages, and neither do our instance
     types, so Karpenter finds no instance type for a worker that asks for them."""
     rendered = _nccl_only(tmp_path)
@@ -356,5 +359,5 @@ def test_on_real_karpenter_a_job_asking_huge_pages_gets_no_node(binaries, kwok_b
                 container["resources"].setdefault(kind, {})["hugepages-2Mi"] = "5120Mi"
     objects = tuple(top if obj is workload.workload else obj for obj in workload.objects)
     asked = dataclasses.replace(workload, objects=objects)
-    reason = _launches_nothing(dataclasses.replace(rendered, workloads=(asked,)), tmp_path)
+    reason = _launches_nothing(control_plane, dataclasses.replace(rendered, workloads=(asked,)), tmp_path)
     assert "Karpenter" in reason and "hugepages-2Mi" in reason, reason

@@ -40,14 +40,14 @@ def _check_pods(client: Client) -> dict[str, dict[str, Any]]:
     return {p["spec"].get("nodeName", ""): p for p in client.list("v1", "Pod", NAMESPACE)}
 
 
-def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(tmp_path: Path) -> None:
+def test_a_failed_node_is_held_and_the_job_lands_only_on_nodes_that_passed(control_plane, tmp_path: Path) -> None:
     kubectl = engines.build(engines.KUBECTL)["kubectl"]
     rendered = render(resolve_file(REPO / "Pulumi.dev.yaml"))
     env = verdict.verdict_env(next(o for o in rendered.objects if o["kind"] == "DaemonSet"))
     scripts = verdict.scripts(tmp_path / "scripts")
     workload = next(w for w in rendered.workloads if w.plan.name == JOB)
 
-    with simulation.running(rendered, tmp_path / "cluster", 3, joining=True) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", 3, joining=True, plane=control_plane()) as cluster:
         client = cluster.client
         nodes = sorted(
             n["metadata"]["name"] for n in client.list("v1", "Node") if n["metadata"]["name"].startswith("h100-")

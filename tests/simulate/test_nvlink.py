@@ -138,12 +138,14 @@ def _labels(client: Client) -> dict[str, dict[str, str]]:
     return labels
 
 
-def test_the_second_pod_waits_for_room_in_the_first_ones_nvlink_domain(binaries, kwok_binary, tmp_path) -> None:
+def test_the_second_pod_waits_for_room_in_the_first_ones_nvlink_domain(
+    control_plane, binaries, kwok_binary, tmp_path
+) -> None:
     """The default scheduler, no gang: with one free node in each domain, the job's first pod lands and the second
     waits, where the scheduler alone would take the free node of the other domain; once the first pod's domain has
     room, the second lands there, and the scheduler allocates each pod's channel on its node."""
     rendered = _stack(tmp_path, scheduler="none")
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES, plane=control_plane()) as cluster:
         client = cluster.client
         labels = _labels(client)
         blockers = _blocked(client, "gb200-1", "gb200-2")
@@ -156,17 +158,21 @@ def test_the_second_pod_waits_for_room_in_the_first_ones_nvlink_domain(binaries,
         assert room in _one_domain(cluster, indexed, labels)
 
 
-def test_volcano_places_each_gang_in_one_domain_with_its_channels(binaries, kwok_binary, tmp_path) -> None:
+def test_volcano_places_each_gang_in_one_domain_with_its_channels(
+    control_plane, binaries, kwok_binary, tmp_path
+) -> None:
     """dev's Volcano, gang-scheduling two 2-node jobs on four nodes: each takes one domain, and Volcano allocates
     the channels (its DRA predicate, which the stack turns on)."""
     rendered = _stack(tmp_path)
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES, plane=control_plane()) as cluster:
         labels = _labels(cluster.client)
         used = [_one_domain(cluster, _workload(rendered, name), labels) for name in ("mnnvl-indexed", "mnnvl-torch")]
         assert sorted(n for nodes in used for n in nodes) == [f"gb200-{i}" for i in range(NODES)]
 
 
-def test_kueue_admits_a_domain_job_only_where_one_nvlink_domain_has_room(binaries, kwok_binary, tmp_path) -> None:
+def test_kueue_admits_a_domain_job_only_where_one_nvlink_domain_has_room(
+    control_plane, binaries, kwok_binary, tmp_path
+) -> None:
     """Kueue's topology-aware scheduling, required at the pool's nvlink level: with one free node in each domain
     the job is not admitted (never partly placed); once a domain has room it is admitted there whole."""
     rendered = _stack(tmp_path, scheduler="kueue")
@@ -179,7 +185,7 @@ def test_kueue_admits_a_domain_job_only_where_one_nvlink_domain_has_room(binarie
         nvlink.CLIQUE_LABEL,
         "kubernetes.io/hostname",
     ]
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES, plane=control_plane()) as cluster:
         client = cluster.client
         labels = _labels(client)
         blockers = _blocked(client, "gb200-1", "gb200-2")

@@ -121,12 +121,12 @@ def _podgroup(client: Client, name: str) -> dict[str, Any]:
     return client.get(f"/apis/{VOLCANO_API}/namespaces/{NAMESPACE}/podgroups/{name}") or {}
 
 
-def test_volcano_a_high_priority_job_preempts_part_of_a_low_one_filling_the_pool(tmp_path: Path) -> None:
+def test_volcano_a_high_priority_job_preempts_part_of_a_low_one_filling_the_pool(control_plane, tmp_path: Path) -> None:
     """Volcano's preempt action evicts as many of the sweep's workers as the high job needs, by priority alone
     (gang does not vote): the high job runs, and the sweep is left with half its gang Running on the other
     nodes and its replacements Pending, since nothing restarts a plain PodGroup's job as a whole."""
     rendered = _variant(REPO / "Pulumi.dev.yaml", tmp_path, _dev_preemption)
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4, plane=control_plane()) as cluster:
         client = cluster.client
 
         def seen() -> str:
@@ -271,9 +271,9 @@ def _borrowed_gpus(client: Client, queue: str) -> int:
     )
 
 
-def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tmp_path: Path) -> None:
+def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(control_plane, tmp_path: Path) -> None:
     rendered = _variant(REPO / "Pulumi.gke.yaml", tmp_path, _gke_queues)
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4, plane=control_plane()) as cluster:
         client = cluster.client
 
         def seen() -> str:
@@ -336,13 +336,13 @@ def test_kueue_preempts_within_a_cluster_queue_and_reclaims_what_a_queue_lent(tm
         )
 
 
-def test_volcano_preempts_nothing_when_the_namespace_quota_is_full(tmp_path: Path) -> None:
+def test_volcano_preempts_nothing_when_the_namespace_quota_is_full(control_plane, tmp_path: Path) -> None:
     """At dev's own quota (32 GPUs, the pool's) the sweep holds the whole quota: the ResourceQuota refuses the
     high job's pods (it counts Pending pods too), so Volcano never sees a preemptor and evicts nothing."""
     rendered = _variant(REPO / "Pulumi.dev.yaml", tmp_path, _dev_quota)
     quota = next(o for o in rendered.objects if o["kind"] == "ResourceQuota")
     assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "32", quota["spec"]
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=4, plane=control_plane()) as cluster:
         client = cluster.client
         sweep = simulation.place(cluster, _workload(rendered, VOLCANO_SWEEP), WAIT)
         assert sweep.whole and sweep.gang == "Running", sweep

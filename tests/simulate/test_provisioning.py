@@ -67,13 +67,13 @@ def _condition(obj: dict[str, Any] | None, kind: str) -> str | None:
 
 
 def test_a_job_on_a_queued_pool_waits_for_its_nodes_and_is_admitted_whole_once_they_are_provisioned(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     rendered = render(resolve_file(_variant(tmp_path)))
     (workload,) = rendered.workloads
     namespace = workload.plan.namespace
     assert simulation.pool_sizes(rendered, None) == {"a3": 0}, "the queued pool starts empty"
-    with simulation.running(rendered, tmp_path / "run") as cluster:
+    with simulation.running(rendered, tmp_path / "run", plane=control_plane()) as cluster:
         client = cluster.client
         assert cluster.provisioner is not None and cluster.notes and "stand-in" in cluster.notes[0]
         cluster.provisioner.pause()

@@ -112,7 +112,7 @@ def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
 
 
 def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_backoff_limit_times(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """trainjob: the runtime's JobSet failurePolicy.maxRestarts = backoffLimit, each Job backoffLimit 0."""
     rendered = _dev(tmp_path, [_job("restarting", "trainjob")])
@@ -121,7 +121,7 @@ def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_
     assert retries == 3, "the default: the pool's ClusterTrainingRuntime"
     assert workload.workload["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"
     trainjob = workload.workload
-    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", plane=control_plane()) as cluster:
         client = cluster.client
         placement = simulation.place(cluster, workload, WAIT)
         assert placement.whole, placement
@@ -153,7 +153,7 @@ def test_a_trainjob_restarts_every_rank_together_until_its_jobset_has_restarted_
 
 
 def test_a_trainjob_restarts_every_rank_for_a_node_fault_without_using_up_a_retry(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """trainjob: a disrupted pod fails its child Job by podFailurePolicy (reason PodFailurePolicy), and the
     JobSet's NodeFault rule restarts every Job without counting it; a program fault still counts."""
@@ -162,7 +162,7 @@ def test_a_trainjob_restarts_every_rank_for_a_node_fault_without_using_up_a_retr
     retries = workload.plan.spec.backoff_limit
     trainjob = workload.workload
     assert trainjob["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime", "the pool's runtime carries it"
-    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", plane=control_plane()) as cluster:
         client = cluster.client
         placement = simulation.place(cluster, workload, WAIT)
         assert placement.whole, placement
@@ -195,7 +195,7 @@ def test_a_trainjob_restarts_every_rank_for_a_node_fault_without_using_up_a_retr
 
 
 def test_an_indexed_job_survives_a_fault_of_every_rank_per_retry_and_never_counts_an_eviction(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """indexed: backoffLimit = retries x pods, podFailurePolicy ignores DisruptionTarget (restartPolicy Never)."""
     rendered = _dev(tmp_path, [_job("retrying", "indexed", backoffLimit=1)])
@@ -204,7 +204,7 @@ def test_an_indexed_job_survives_a_fault_of_every_rank_per_retry_and_never_count
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
     limit = job["spec"]["backoffLimit"]
     assert limit == NODES, "one whole-job retry, counted in pods"
-    with simulation.running(rendered, tmp_path / "cluster") as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", plane=control_plane()) as cluster:
         client = cluster.client
         placement = simulation.place(cluster, workload, WAIT)
         assert placement.whole, placement
@@ -241,14 +241,14 @@ kube-controller-manager's taint eviction acts on (it deletes the node's pods, ma
 
 
 def test_a_node_found_unhealthy_mid_run_has_each_jobs_pods_rescheduled_as_its_launcher_promises(
-    binaries, kwok_binary, tmp_path
+    control_plane, binaries, kwok_binary, tmp_path
 ) -> None:
     """trainjob: JobSet restarts every rank uncounted (NodeFault); indexed: the lost index is replaced
     uncounted. Each job loses a node to quarantine, and both come back whole on healthy nodes."""
     rendered = _dev(tmp_path, [_job("pretrain", "trainjob"), _job("sweep", "indexed")])
     trainjob, indexed = (w for w in rendered.workloads if not w.gate)
     jobs = (trainjob, indexed)
-    with simulation.running(rendered, tmp_path / "cluster", 2 * NODES + 2) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", 2 * NODES + 2, plane=control_plane()) as cluster:
         client = cluster.client
         for workload in jobs:
             placement = simulation.place(cluster, workload, WAIT)

@@ -77,7 +77,7 @@ def _held(cluster: simulation.Cluster, workload: Workload) -> simulation.Placeme
 
 
 def test_kueue_keeps_a_job_in_one_sub_block_required_or_preferred_and_spans_two_only_when_preferred(
-    binaries, kwok_binary, tmp_path, small_domains
+    control_plane, binaries, kwok_binary, tmp_path, small_domains
 ) -> None:
     """gke under Kueue's TAS: its fine-tune (required, one sub-block) and jobs like it, as Indexed Jobs (no operator
     runs here; test_kueue.py admits the stack's own PyTorchJob)."""
@@ -104,7 +104,7 @@ def test_kueue_keeps_a_job_in_one_sub_block_required_or_preferred_and_spans_two_
     subblock = _workload(rendered, "gemma-finetune").plan.placement.level.node_label
     block = next(lvl.node_label for lvl in _workload(rendered, "gemma-finetune").plan.pool.topology.levels)
     assert {subblock, block} <= labels
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES, plane=control_plane()) as cluster:
         client = cluster.client
         assert len(_domains(client, [f"a3-{i}" for i in range(NODES)], subblock)) == 2
 
@@ -162,7 +162,7 @@ _until = functools.partial(waiting.until, wait=TIMEOUT)
 
 
 def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_says(
-    binaries, kwok_binary, tmp_path, small_domains
+    control_plane, binaries, kwok_binary, tmp_path, small_domains
 ) -> None:
     """prod with topology on: HyperNodes from the EKS layer labels, and Indexed Jobs and a TrainJob whose
     PodGroups carry a hard or soft networkTopology at layer-3 (tier 1)."""
@@ -190,7 +190,7 @@ def test_volcano_discovers_hypernodes_and_keeps_a_job_in_one_as_its_podgroup_say
     assert pool.topology is not None
     finest = pool.topology.level(level).node_label
     above = pool.topology.level("layer-2").node_label
-    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES) as cluster:
+    with simulation.running(rendered, tmp_path / "cluster", nodes_per_pool=NODES, plane=control_plane()) as cluster:
         client = cluster.client
         # The controller's label discovery, configured by the stack's Volcano values: tier 1 is layer-3.
         # Discovery adds nodes as its informer sees them: wait for the whole pool.

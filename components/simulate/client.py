@@ -91,6 +91,8 @@ class Client:
         self._resources: dict[tuple[str, str], Resource] = {}
         self._address = urllib.parse.urlsplit(server)
         self._local = threading.local()
+        self._opened: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
 
     def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
         """This thread's connection to the server, and whether it served a request before."""
@@ -104,7 +106,17 @@ class Client:
             else http.client.HTTPConnection(host, port, timeout=60)
         )
         self._local.connection = made
+        with self._lock:
+            self._opened.append(made)
         return made, False
+
+    def close(self) -> None:
+        """Close every thread's connection (a request after it opens a new one)."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for connection in opened:
+            connection.close()
+        self._local = threading.local()
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, Any, bytes]:
         """One request and its status, headers and body. A kept-alive connection the server has since closed is
@@ -119,6 +131,9 @@ class Client:
             except (http.client.HTTPException, OSError) as exc:
                 connection.close()
                 self._local.connection = None
+                with self._lock:
+                    if connection in self._opened:
+                        self._opened.remove(connection)
                 # Only a connection that served before is tried again: what fails on a fresh one is the server's.
                 if reused and isinstance(exc, ConnectionError | http.client.RemoteDisconnected):
                     continue

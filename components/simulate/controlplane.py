@@ -75,6 +75,12 @@ class ControlPlane:
             self._client = Client(self.server, self.token, self.ca_file)
         return self._client
 
+    def drop_client(self) -> None:
+        """Close the plane's client: the next `client()` is a new one, which discovers the API afresh."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def start(
         self, name: str, command: list[str], env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
     ) -> Process:
@@ -105,6 +111,7 @@ class ControlPlane:
         """Stop every process this control plane started: etcd last and cleanly, the rest at once (a throwaway
         cluster has nothing to hand over, and the API server's graceful shutdown alone took 10 s); then remove
         etcd's data unless `keep_data`."""
+        self.drop_client()
         for process in reversed(self.processes):
             if process.popen.poll() is None:
                 os.killpg(process.popen.pid, signal.SIGTERM if process.name == "etcd" else signal.SIGKILL)

@@ -32,6 +32,10 @@ POLL = 0.1
 REMADE = {("v1", "configmaps"): "kube-root-ca.crt", ("v1", "serviceaccounts"): "default"}
 """What the controller manager makes in every namespace, the started plane's own included, on its own schedule."""
 
+CRDS_CHANGED = "a CRD was changed, added or removed"
+"""Why a plane is not lent again that is no fault: a stack's operator may install its own versions of CRDs (the
+Training Operator without the MPI Operator serves MPIJob v1 in place of v2beta1)."""
+
 Key = tuple[str, str, str, str]
 """An object's identity in an inventory: group/version, resource (plural), namespace ('' when cluster-scoped), name."""
 
@@ -52,17 +56,24 @@ class Kind:
 
 
 def kinds(client: Client) -> list[Kind]:
-    """Every listable, deletable resource, in each group's preferred version (one name per stored object)."""
-    versions = ["v1"]
-    groups = json.loads(client.request("GET", "/apis")).get("groups") or []
-    versions += [g["preferredVersion"]["groupVersion"] for g in groups]
+    """Every listable, deletable resource, each in its group's preferred version when served there, else in the
+    first other version that serves it (as client-go's preferred resources: mpijobs.kubeflow.org is served in
+    v2beta1 only, beside the v1 the group prefers)."""
+    versions = [("", ["v1"])]
+    for group in json.loads(client.request("GET", "/apis")).get("groups") or []:
+        preferred = group["preferredVersion"]["groupVersion"]
+        others = [v["groupVersion"] for v in group.get("versions") or [] if v["groupVersion"] != preferred]
+        versions.append((group["name"], [preferred, *others]))
     found: list[Kind] = []
-    for version in versions:
-        listing = json.loads(client.request("GET", "/api/v1" if version == "v1" else f"/apis/{version}"))
-        for item in listing.get("resources") or []:
-            verbs = set(item.get("verbs") or ())
-            if "/" not in item["name"] and {"list", "delete"} <= verbs:
-                found.append(Kind(version, item["name"], bool(item["namespaced"])))
+    for group, group_versions in versions:
+        seen: set[str] = set()
+        for version in group_versions:
+            listing = json.loads(client.request("GET", "/api/v1" if version == "v1" else f"/apis/{version}"))
+            for item in listing.get("resources") or []:
+                verbs = set(item.get("verbs") or ())
+                if "/" not in item["name"] and item["name"] not in seen and {"list", "delete"} <= verbs:
+                    seen.add(item["name"])
+                    found.append(Kind(version, item["name"], bool(item["namespaced"])))
     return found
 
 
@@ -151,18 +162,24 @@ def _delete(client: Client, kind: Kind, key: Key, meta: dict[str, object]) -> No
 
 
 def _end_namespace(client: Client, name: str) -> None:
-    """Delete a namespace whose own objects are gone: what the controller manager makes in every namespace deleted
-    once the namespace is terminating (it makes them no more), then its finalizer dropped. The namespace controller
-    would get there too, but waits a second or more between its passes, and took 5 to 6 s."""
+    """Delete a namespace whose own objects are gone, without the namespace controller's pass: its finalizer dropped
+    while the namespace is live, then deleted twice (the first marks it terminating, the second removes a namespace
+    with no finalizer). The controller took 5 to 6 s a namespace (it waits a second or more between passes), and a
+    pass still running once the namespace was gone would delete by name in the next test's namespace of the same
+    name; it skips a namespace with no finalizer. A namespace the test was deleting itself is left to it. What the
+    controller manager made in the namespace (kube-root-ca.crt, the default account) stays behind, and is deleted
+    as what the plane did not hold at its start."""
     path = f"/api/v1/namespaces/{name}"
+    options = json.dumps({"gracePeriodSeconds": 0}).encode()
     try:
-        client.request("DELETE", path, json.dumps({"gracePeriodSeconds": 0}).encode(), "application/json")
-        for (version, plural), made in REMADE.items():
-            _delete(client, Kind(version, plural, True), (version, plural, name, made), {})
         namespace = client.get(path)
-        if namespace is not None:
+        if namespace is None or namespace["metadata"].get("deletionTimestamp"):
+            return
+        if namespace["spec"].get("finalizers"):
             namespace["spec"]["finalizers"] = []
             client.request("PUT", f"{path}/finalize", json.dumps(namespace).encode(), "application/json")
+        client.request("DELETE", path, options, "application/json")
+        client.request("DELETE", path, options, "application/json")
     except ClientError as exc:
         if exc.code not in (404, 409):
             raise
@@ -184,12 +201,12 @@ def reset(plane: ControlPlane, base: Baseline) -> str:
     if running != set(OWN_PROCESSES):
         return "the test stopped it, or one of its own processes exited"
     _stop_added(plane)
-    plane._client = None  # the next test's client discovers afresh
+    plane.drop_client()  # the next test's client discovers afresh
     client = plane.client()
     deadline = time.monotonic() + RESET_WITHIN
     try:
         if definitions(client) != base.crds:
-            return "a CRD was changed, added or removed"
+            return CRDS_CHANGED
         taken = inventory(client, base.served)
         while True:
             objects, namespaces = _extra(taken, base)
@@ -232,13 +249,15 @@ class SharedPlane:
         return self._plane
 
     def give_back(self) -> None:
-        """Put the plane back for the next test, or stop it (saying why) when it cannot be."""
+        """Put the plane back for the next test, or stop it when it cannot be (with a warning saying why, unless its
+        CRDs changed)."""
         if self._plane is None or self._base is None:
             return
         why = reset(self._plane, self._base)
         if why:
             self.stop()
-            warnings.warn(f"the worker's control plane is stopped, not shared further: {why}", stacklevel=1)
+            if why != CRDS_CHANGED:
+                warnings.warn(f"the worker's control plane is stopped, not shared further: {why}", stacklevel=1)
 
     def stop(self) -> None:
         """Stop the plane, if one runs."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from components.config import parse_stack
 from components.kubernetes.platformobjects import PlatformObjects
 from components.manifests import platform
+from components.manifests.meta import key
 from components.resolution import resolve
 from tests.support.pulumi_mocks import RecordingMonitor, run
 from tests.test_config import BASE
@@ -16,6 +17,8 @@ def test_registers_every_platform_object(pulumi_mocks: RecordingMonitor) -> None
     registered = {(r.inputs.get("kind"), r.inputs.get("metadata", {}).get("name")) for r in pulumi_mocks.registrations}
     for obj in platform.objects(stack):
         assert (obj["kind"], obj["metadata"]["name"]) in registered
+    component = pulumi_mocks.named("platform")
+    assert pulumi_mocks.outputs[component.urn] == {"objects": [key(o) for o in platform.objects(stack)]}
 
 
 def test_claims_are_protected_and_kept_and_namespaced_objects_wait_for_their_namespace(

@@ -93,6 +93,20 @@ def test_outputs_world_size_and_objects(pulumi_mocks: RecordingMonitor) -> None:
     assert workload == "MPIJob/training/train"
 
 
+@pytest.mark.parametrize("from_stack", [False, True], ids=["pool", "pool-from-a-stack-reference"])
+def test_registers_its_outputs_with_the_engine(pulumi_mocks: RecordingMonitor, from_stack: bool) -> None:
+    # Known at once, they are registered as plain values; from a StackReference's output, once it resolves.
+    target = pool("tcp").to_config()
+    given = pulumi.Output.from_input(target) if from_stack else target
+    run(lambda: TrainingJob("allreduce", job(launcher="mpi", nodes=3), pool=given))
+
+    assert pulumi_mocks.outputs[pulumi_mocks.named("allreduce").urn] == {
+        "worldSize": 24,
+        "objects": ["MPIJob/training/train"],
+        "workload": "MPIJob/training/train",
+    }
+
+
 def test_takes_keyword_fields_and_a_pool_as_plain_data(pulumi_mocks: RecordingMonitor) -> None:
     target = pool("efa").to_config()
     component = run(

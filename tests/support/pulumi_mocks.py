@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
 from components.manifests.fabriccheck import SSH_KEYS
@@ -153,6 +154,8 @@ class RecordingMonitor(MockMonitor):
         super().__init__(mocks)
         self.recording = mocks
         self.registrations: list[Registration] = []
+        self.outputs: dict[str, dict[str, Any]] = {}
+        """The outputs each component registered, by URN, as the engine receives them."""
 
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
@@ -177,6 +180,10 @@ class RecordingMonitor(MockMonitor):
                 )
             )
         return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        self.outputs[request.urn] = json_format.MessageToDict(request.outputs)
+        return super().RegisterResourceOutputs(request)
 
     def of_type(self, type_: str) -> list[Registration]:
         """The registrations of one resource type."""

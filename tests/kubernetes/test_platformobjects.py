@@ -18,7 +18,7 @@ def test_registers_every_platform_object(pulumi_mocks: RecordingMonitor) -> None
     for obj in platform.objects(stack):
         assert (obj["kind"], obj["metadata"]["name"]) in registered
     component = pulumi_mocks.named("platform")
-    assert pulumi_mocks.outputs[component.urn] == {"objects": [key(o) for o in platform.objects(stack)]}
+    assert pulumi_mocks.outputs(component.urn) == {"objects": [key(o) for o in platform.objects(stack)]}
 
 
 def test_claims_are_protected_and_kept_and_namespaced_objects_wait_for_their_namespace(

@@ -100,7 +100,7 @@ def test_registers_its_outputs_with_the_engine(pulumi_mocks: RecordingMonitor, f
     given = pulumi.Output.from_input(target) if from_stack else target
     run(lambda: TrainingJob("allreduce", job(launcher="mpi", nodes=3), pool=given))
 
-    assert pulumi_mocks.outputs[pulumi_mocks.named("allreduce").urn] == {
+    assert pulumi_mocks.outputs(pulumi_mocks.named("allreduce").urn) == {
         "worldSize": 24,
         "objects": ["MPIJob/training/train"],
         "workload": "MPIJob/training/train",

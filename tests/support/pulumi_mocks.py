@@ -154,8 +154,7 @@ class RecordingMonitor(MockMonitor):
         super().__init__(mocks)
         self.recording = mocks
         self.registrations: list[Registration] = []
-        self.outputs: dict[str, dict[str, Any]] = {}
-        """The outputs each component registered, by URN, as the engine receives them."""
+        self._outputs: dict[str, Any] = {}
 
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
@@ -182,8 +181,12 @@ class RecordingMonitor(MockMonitor):
         return response
 
     def RegisterResourceOutputs(self, request: Any) -> Any:
-        self.outputs[request.urn] = json_format.MessageToDict(request.outputs)
+        self._outputs[request.urn] = request.outputs  # read when asked: the benchmarks run under these mocks
         return super().RegisterResourceOutputs(request)
+
+    def outputs(self, urn: str) -> dict[str, Any]:
+        """The outputs the component `urn` registered, as the engine receives them."""
+        return json_format.MessageToDict(self._outputs[urn])
 
     def of_type(self, type_: str) -> list[Registration]:
         """The registrations of one resource type."""

@@ -17,5 +17,8 @@ except ImportError:  # a checkout without the package installed: use the reposit
 from gpu_training_plugin import COMPONENTS, version  # noqa: E402
 from pulumi.provider.experimental import component_provider_host  # noqa: E402
 
+from components import collector  # noqa: E402
+
 if __name__ == "__main__":
+    collector.tune()
     component_provider_host(COMPONENTS, name="gpu-training", namespace="gpu-training", version=version())

@@ -36,6 +36,8 @@ from components.resolution import resolve
 from components.manifests import platform, trainingjob
 from components.kubernetes.objects import kube_object, logical_name
 resolved = resolve(parse_stack(stack({jobs}, pools=8)))
+from components import collector
+collector.tune()  # as the stack's program (__main__.py) runs, for both programs
 
 def program():
     if "{mode}" == "components":

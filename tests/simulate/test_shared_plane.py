@@ -19,8 +19,8 @@ NAMESPACE = "left-behind"
 
 def _leave_behind(plane: controlplane.ControlPlane) -> None:
     """What a careless test leaves: a namespace with a pod bound to a node, an object its (stopped) controller would
-    finalize and a custom resource of a version its group does not prefer, the node, a cluster-scoped object with a finalizer, a webhook whose server is gone that refuses
-    everything, and a process."""
+    finalize and a custom resource of a version its group does not prefer; the node; a cluster-scoped object with a
+    finalizer; a webhook whose server is gone that refuses everything; and a process."""
     client = plane.client()
     client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     client.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"}})

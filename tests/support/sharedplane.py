@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from components.simulate.client import Client, ClientError
+from components.simulate.client import Client, ClientError, Resource
 from components.simulate.controlplane import ControlPlane
 
 OWN_PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -40,22 +40,7 @@ Key = tuple[str, str, str, str]
 """An object's identity in an inventory: group/version, resource (plural), namespace ('' when cluster-scoped), name."""
 
 
-@dataclass(frozen=True)
-class Kind:
-    """A resource the API server serves that can be listed and deleted."""
-
-    group_version: str
-    plural: str
-    namespaced: bool
-
-    def path(self, namespace: str = "", name: str = "") -> str:
-        """The collection (across namespaces) or object path."""
-        base = "/api/v1" if self.group_version == "v1" else f"/apis/{self.group_version}"
-        where = f"/namespaces/{namespace}" if namespace else ""
-        return f"{base}{where}/{self.plural}" + (f"/{name}" if name else "")
-
-
-def kinds(client: Client) -> list[Kind]:
+def kinds(client: Client) -> list[Resource]:
     """Every listable, deletable resource, each in its group's preferred version when served there, else in the
     first other version that serves it (as client-go's preferred resources: mpijobs.kubeflow.org is served in
     v2beta1 only, beside the v1 the group prefers)."""
@@ -64,7 +49,7 @@ def kinds(client: Client) -> list[Kind]:
         preferred = group["preferredVersion"]["groupVersion"]
         others = [v["groupVersion"] for v in group.get("versions") or [] if v["groupVersion"] != preferred]
         versions.append((group["name"], [preferred, *others]))
-    found: list[Kind] = []
+    found: list[Resource] = []
     for group, group_versions in versions:
         seen: set[str] = set()
         for version in group_versions:
@@ -73,7 +58,7 @@ def kinds(client: Client) -> list[Kind]:
                 verbs = set(item.get("verbs") or ())
                 if "/" not in item["name"] and item["name"] not in seen and {"list", "delete"} <= verbs:
                     seen.add(item["name"])
-                    found.append(Kind(version, item["name"], bool(item["namespaced"])))
+                    found.append(Resource(version, item["name"], bool(item["namespaced"])))
     return found
 
 
@@ -82,21 +67,21 @@ class Inventory:
     """What the API server holds: every object's identity, with what a reset needs to delete it."""
 
     objects: dict[Key, dict[str, object]] = field(default_factory=dict)
-    kinds: dict[tuple[str, str], Kind] = field(default_factory=dict)
+    kinds: dict[tuple[str, str], Resource] = field(default_factory=dict)
 
     def identities(self) -> set[Key]:
         """Every object's identity."""
         return set(self.objects)
 
 
-def inventory(client: Client, served: list[Kind], into: Inventory | None = None) -> Inventory:
+def inventory(client: Client, served: list[Resource], into: Inventory | None = None) -> Inventory:
     """Every object of `served`, by identity, with its metadata (no specs); with `into`, those kinds listed again
     there and the rest kept."""
     taken = into or Inventory(kinds={(k.group_version, k.plural): k for k in served})
     for kind in served:
         for key in [k for k in taken.objects if k[:2] == (kind.group_version, kind.plural)]:
             del taken.objects[key]
-        for meta in client.list_metadata(kind.path()):
+        for meta in client.list_metadata(kind.path(None)):
             key = (kind.group_version, kind.plural, meta.get("namespace") or "", meta["name"])
             taken.objects[key] = meta
     return taken
@@ -112,7 +97,7 @@ def definitions(client: Client) -> dict[str, str]:
 class Baseline:
     """A started plane's state: the kinds served, the objects held, the CRDs' versions."""
 
-    served: list[Kind]
+    served: list[Resource]
     keys: set[Key]
     crds: dict[str, str]
 
@@ -147,9 +132,9 @@ def _extra(taken: Inventory, base: Baseline) -> tuple[list[Key], list[Key]]:
     return objects, sorted(k for k in extra if k[1] == "namespaces")
 
 
-def _delete(client: Client, kind: Kind, key: Key, meta: dict[str, object]) -> None:
+def _delete(client: Client, kind: Resource, key: Key, meta: dict[str, object]) -> None:
     """Delete one object now: its finalizers dropped (their controllers are gone), no grace period."""
-    path = kind.path(key[2], key[3])
+    path = kind.path(key[2] or None, key[3])
     try:
         if meta.get("finalizers"):
             patch = json.dumps({"metadata": {"finalizers": None}}).encode()

@@ -111,7 +111,14 @@ def start(plane: ControlPlane, binary: Path, *, checks_pass: bool = False) -> No
     config.write_text("\n---\n".join(stages))
     plane.start(
         "kwok",
-        [
+        env={
+            # kwok v0.8.0 builds each stage's CEL environment on first use, from its node and pod controllers at
+            # once, and easycel v0.6.0 caches types in a package map without a lock (types.go getTypeValue): once in
+            # a CI run kwok died of "concurrent map" access there. On one thread that race (almost) never happens,
+            # and kwok's work here is a few CPU-seconds a run.
+            "GOMAXPROCS": "1",
+        },
+        command=[
             str(binary),
             f"--kubeconfig={plane.kubeconfig}",
             f"--config={config}",

@@ -213,12 +213,12 @@ def settle_stack(
     return settled, choices, issues
 
 
-def legacy_line(job: TrainingJobSpec, choice: Choice) -> str | None:
-    """What render and `pulumi up` say of a job on a v1 launcher: legacy, why it is one, its TrainJob equivalent."""
+def _legacy_message(job: TrainingJobSpec, choice: Choice) -> str | None:
+    """What is said of a job on a v1 launcher, but its name: legacy, why it is one, its TrainJob equivalent."""
     legacy = LEGACY.get(job.launcher or "")
     if legacy is None:
         return None
-    head = f"job {job.namespace}/{job.name}: {legacy.a_kind} ({legacy.operator}, the legacy path"
+    head = f"{legacy.a_kind} ({legacy.operator}, the legacy path"
     if choice.kept:
         return (
             f"{head}), kept because {choice.why}: name launcher: trainjob to move it to a TrainJob "
@@ -250,9 +250,27 @@ def upgrade_line(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice], def
     )
 
 
+NAMED = 3
+"""How many jobs a line shared by many jobs names before it says how many more."""
+
+
 def warnings(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice]) -> list[str]:
-    """One line for each job on a v1 launcher: the legacy path, why the job is on it, its TrainJob equivalent."""
-    return [line for job, choice in zip(jobs, choices, strict=True) if (line := legacy_line(job, choice))]
+    """What render and `pulumi up` say of the jobs on v1 launchers (the legacy path, why, the TrainJob equivalent):
+    one line for the jobs that share a reason, naming a few of them, rather than thousands of lines alike."""
+    named: dict[str, list[TrainingJobSpec]] = {}
+    for job, choice in zip(jobs, choices, strict=True):
+        message = _legacy_message(job, choice)
+        if message is not None:
+            named.setdefault(message, []).append(job)
+    lines = []
+    for message, alike in named.items():
+        if len(alike) == 1:
+            lines.append(f"job {alike[0].namespace}/{alike[0].name}: {message}")
+            continue
+        shown = ", ".join(f"{j.namespace}/{j.name}" for j in alike[:NAMED])
+        more = f" and {len(alike) - NAMED:,} more" if len(alike) > NAMED else ""
+        lines.append(f"{len(alike):,} jobs ({shown}{more}), each {message}")
+    return lines
 
 
 def alone_line(job: TrainingJobSpec) -> str | None:

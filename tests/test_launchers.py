@@ -153,3 +153,17 @@ def test_the_stack_program_reads_a_scalar_default_launcher(
     assert [p.spec.launcher for p in loaded.jobs] == ["pytorch"]
     reads = [c for c in pulumi_mocks.recording.calls if c.token == "pulumi:pulumi:readStackOutputs"]
     assert [c.args["name"] for c in reads] == ["organization/gpu-training/dev"], "its own last outputs, once"
+
+
+def test_jobs_alike_on_the_legacy_path_share_one_line_naming_a_few() -> None:
+    raw = _unnamed()
+    template = raw["jobs"][0]
+    raw["jobs"] = [{**template, "name": f"run-{i}", "launcher": "pytorch"} for i in range(2500)]
+    raw["jobs"].append({**template, "name": "solo", "launcher": "mpi"})
+    resolved = resolve(parse_stack(raw))
+    many, one = launchers.warnings(resolved.config.jobs, resolved.launches)
+    assert many.startswith(
+        "2,500 jobs (training/run-0, training/run-1, training/run-2 and 2,497 more), each a PyTorchJob"
+    )
+    assert "the TrainJob equivalent is launcher: trainjob, runtime: torch" in many
+    assert one.startswith("job training/solo: an MPIJob")

@@ -43,11 +43,12 @@ def test_dev_stack_registers_platform_objects_and_jobs(pulumi_mocks: RecordingMo
     nad = pulumi_mocks.named("networkattachmentdefinition-training-h100-rail-0")
     queue = pulumi_mocks.named("queue-research")
     dataset = pulumi_mocks.named("persistentvolumeclaim-training-training-dataset")
-    finetune = set(pulumi_mocks.named("training-llama-finetune-pytorchjob").dependencies)
-    assert {namespace.urn, claim.urn, dataset.urn, nad.urn, queue.urn} <= finetune, "the objects it uses"
-    allreduce = set(pulumi_mocks.named("training-nccl-allreduce-mpijob").dependencies)
-    assert {namespace.urn, nad.urn, queue.urn} <= allreduce
-    assert claim.urn not in allreduce, "a job waits for what it uses, not for every platform object"
+    finetune = pulumi_mocks.named("training-llama-finetune-pytorchjob")
+    for used in (namespace, claim, dataset, nad, queue):
+        assert pulumi_mocks.waits_for(finetune, used.urn), f"the job waits for {used.name}, which it uses"
+    allreduce = pulumi_mocks.named("training-nccl-allreduce-mpijob")
+    assert all(pulumi_mocks.waits_for(allreduce, used.urn) for used in (namespace, nad, queue))
+    assert not pulumi_mocks.waits_for(allreduce, claim.urn), "a job waits for what it uses, not for every object"
     assert platform.type == "gpu-training:index:PlatformObjects"
     provider = pulumi_mocks.of_type("pulumi:providers:kubernetes")
     assert len(provider) == 1 and provider[0].inputs["context"] == "train-dev"
@@ -68,11 +69,11 @@ def test_trainer_installs_then_the_runtimes_then_the_trainjobs(pulumi_mocks: Rec
     runtime = pulumi_mocks.named("clustertrainingruntime-h100-torch")
     assert trainer.urn in runtime.dependencies
     pretrain = pulumi_mocks.named("training-llama-pretrain-trainjob")
-    assert {trainer.urn, runtime.urn, volcano.urn} <= set(pretrain.dependencies)
+    assert all(pulumi_mocks.waits_for(pretrain, r.urn) for r in (trainer, runtime, volcano))
     finetune = pulumi_mocks.named("training-ds-finetune-trainjob")
-    assert pulumi_mocks.named("clustertrainingruntime-h100-deepspeed").urn in finetune.dependencies
+    assert pulumi_mocks.waits_for(finetune, pulumi_mocks.named("clustertrainingruntime-h100-deepspeed").urn)
     assert pulumi_mocks.named("training-ds-finetune-configmap").urn in finetune.dependencies
-    assert runtime.urn not in finetune.dependencies, "a job waits for its own runtime only"
+    assert not pulumi_mocks.waits_for(finetune, runtime.urn), "a job waits for its own runtime only"
     assert exports["pools"]["h100"]["runtimes"] == {
         "torch": "h100-torch",
         "deepspeed": "h100-deepspeed",

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.addons.install import HelmRelease, RemoteInstall
 from components.addons.plan import AddonPlan, Patch
-from components.kubernetes.dependencies import Dependencies, combine, inherited
+from components.kubernetes.dependencies import Dependencies, combine
 from components.kubernetes.objects import kube_object, logical_name
 
 TOKEN = "gpu-training:index:ClusterAddons"
@@ -35,7 +35,6 @@ class ClusterAddons(pulumi.ComponentResource):
         remote install makes).
         """
         super().__init__(TOKEN, name, {}, opts)
-        upstream = inherited(opts)
         self.installs: dict[str, pulumi.Resource] = {}
         self._ready: dict[str, Dependencies] = {}
         pending: list[HelmRelease | RemoteInstall] = [*plan.remotes, *plan.releases] if install else []
@@ -44,7 +43,7 @@ class ClusterAddons(pulumi.ComponentResource):
             if not ready:
                 raise ValueError(f"add-ons wait for each other in a cycle: {[i.name for i in pending]}")
             for addon in ready:
-                needs = combine(upstream, *(self._ready[n] for n in addon.needs if n in self._ready))
+                needs = combine(*(self._ready[n] for n in addon.needs if n in self._ready))
                 child = pulumi.ResourceOptions(parent=self, depends_on=needs)
                 if isinstance(addon, HelmRelease):
                     resource: pulumi.Resource = _release(addon, child, prefix)

@@ -1,4 +1,12 @@
-"""Dependency lists that may include what a component creates later (kustomize objects, built at deploy time)."""
+"""Dependency lists that may include what a component creates later (kustomize objects, built at deploy time).
+
+A component's children are not given its `depends_on` again: they wait for it through their parent. The SDK
+registers a resource only once its parent is registered (`prepare_resource` awaits the parent's URN), and a
+component is registered only once everything in its `depends_on` is (their URNs resolve when the engine has
+created them). The engine counts a resource's parent among its dependencies when it orders deletes
+(`DependencyGraph.DependenciesOf`, pulumi/pkg resource/graph/dependency_graph.go): a child goes before its parent,
+the parent before what it depends on.
+"""
 
 from __future__ import annotations
 
@@ -35,9 +43,3 @@ def _flatten(groups: Sequence[Any]) -> list[pulumi.Resource]:
             if resource not in out:
                 out.append(resource)
     return out
-
-
-def inherited(opts: pulumi.ResourceOptions | None) -> Dependencies:
-    """What a component was told to wait for; its children wait for it too (a component's own
-    depends_on does not hold back the resources created inside it)."""
-    return combine(opts.depends_on if opts is not None else None)

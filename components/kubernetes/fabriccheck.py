@@ -7,7 +7,6 @@ from typing import Any
 import pulumi
 
 from components import fabriccheck, sshkeys
-from components.kubernetes.dependencies import combine, inherited
 from components.kubernetes.objects import kube_object
 from components.manifests import fabriccheck as manifests
 from components.manifests.meta import key
@@ -34,8 +33,7 @@ class FabricCheck(pulumi.ComponentResource):
         """
         super().__init__(TOKEN, name, {}, opts)
         self.check = check
-        upstream = inherited(opts)
-        child = pulumi.ResourceOptions(parent=self, depends_on=combine(upstream))
+        child = pulumi.ResourceOptions(parent=self)
         # The key pair is made here and kept by the engine: the Secret ignores later keys, so the pods' key stays
         # the one made at create (as a key resource would keep it) and an `up` shows no diff. Both stay secret.
         # The provider stores stringData as data (base64), so both are ignored, else the next `up` replaces it.
@@ -58,7 +56,7 @@ class FabricCheck(pulumi.ComponentResource):
         if check.when == "scale-up":
             # Nothing to wait for: the watcher runs the test once the pool has the nodes, and records the verdict.
             template = manifests.template(check)
-            after_key = pulumi.ResourceOptions(parent=self, depends_on=combine(upstream, supporting))
+            after_key = pulumi.ResourceOptions(parent=self, depends_on=supporting)
             for obj in objects:
                 kind = "template" if obj == template else obj["kind"].lower()
                 kube_object(f"{name}-{kind}", obj, after_key)
@@ -73,7 +71,7 @@ class FabricCheck(pulumi.ComponentResource):
             objects[-1],
             pulumi.ResourceOptions(
                 parent=self,
-                depends_on=combine(upstream, supporting),
+                depends_on=supporting,
                 custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
             ),
         )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pulumi
 
-from components.kubernetes.dependencies import Dependencies, combine, inherited
+from components.kubernetes.dependencies import Dependencies, combine
 from components.kubernetes.objects import kube_object, logical_name
 from components.manifests import platform
 from components.manifests.meta import key
@@ -45,7 +45,6 @@ class PlatformObjects(pulumi.ComponentResource):
         """
         super().__init__(TOKEN, name, {}, opts)
         self._needs = needs or (lambda obj: [])
-        self._upstream = inherited(opts)
         manifests = platform.objects(stack)
         holding = {v.namespace for v in stack.config.storage.volumes}
         namespaces: dict[str, pulumi.Resource] = {}
@@ -68,7 +67,7 @@ class PlatformObjects(pulumi.ComponentResource):
     ) -> pulumi.ResourceOptions:
         kind, meta = obj["kind"], obj["metadata"]
         namespace = namespaces.get(meta.get("namespace", ""))
-        depends = combine(self._upstream, namespace, self._needs(obj))
+        depends = combine(namespace, self._needs(obj))
         keep = kind in _KEEP or (kind == "Namespace" and meta["name"] in holding)
         return pulumi.ResourceOptions(
             parent=self,

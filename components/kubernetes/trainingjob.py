@@ -11,7 +11,6 @@ from pydantic import ValidationError
 from components import launchers
 from components.config import parse_job, validation_issues
 from components.errors import ConfigError, Issue
-from components.kubernetes.dependencies import combine, inherited
 from components.kubernetes.objects import as_pulumi_error, kube_object
 from components.manifests import envsecret, trainingjob
 from components.manifests.meta import key
@@ -62,7 +61,6 @@ class TrainingJob(pulumi.ComponentResource):
         """
         super().__init__(TOKEN, name, {}, opts)
         self._name = name
-        self._upstream = inherited(opts)
         env = _env_output(spec, fields)
         if env is not None:
             # Another language's program sends an env holding a secret as one secret Output: the job is read once
@@ -113,21 +111,20 @@ class TrainingJob(pulumi.ComponentResource):
         if unfit:
             raise as_pulumi_error(ConfigError(unfit))
         self.manifests: list[dict[str, Any]] = manifests
-        # Children wait for what the component waits for (namespace, claims, operators): a
-        # component's depends_on does not hold back resources created inside it.
+        # Children wait for what the component waits for (namespace, claims, operators) through their parent
+        # (components/kubernetes/dependencies.py says how), so they name none of it again.
         supporting: list[pulumi.Resource] = []
         secret = env_secret(self.plan)
         if secret is not None:
-            child = pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream))
-            supporting.append(kube_object(f"{self._name}-env-secret", secret, child))
+            supporting.append(kube_object(f"{self._name}-env-secret", secret, pulumi.ResourceOptions(parent=self)))
         for obj in manifests[:-1]:
-            child = pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream))
-            supporting.append(kube_object(f"{self._name}-{obj['kind'].lower()}", obj, child))
+            name = f"{self._name}-{obj['kind'].lower()}"
+            supporting.append(kube_object(name, obj, pulumi.ResourceOptions(parent=self)))
         workload = manifests[-1]
         self.resource = kube_object(
             f"{self._name}-{workload['kind'].lower()}",
             workload,
-            pulumi.ResourceOptions(parent=self, depends_on=combine(self._upstream, supporting)),
+            pulumi.ResourceOptions(parent=self, depends_on=supporting),
         )
         made = [secret, *manifests] if secret is not None else manifests
         return self.plan.world_size, [key(o) for o in made], key(workload)

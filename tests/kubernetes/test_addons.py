@@ -42,10 +42,10 @@ def one(monitor: RecordingMonitor, kind: str, name: str | None = None) -> Regist
 
 
 def waits_for(monitor: RecordingMonitor, resource: Registration, install: Registration) -> bool:
-    """Whether a resource depends on an install, or on what the install created (a component's
-    dependents wait for its children)."""
+    """Whether a resource (or a component it is in) depends on an install, or on what the install created (a
+    component's dependents wait for its children)."""
     children = {r.urn for r in monitor.registrations if r.parent == install.urn}
-    return install.urn in resource.dependencies or bool(children & set(resource.dependencies))
+    return any(monitor.waits_for(resource, urn) for urn in {install.urn, *children})
 
 
 def test_dev_installs_the_rdma_stack_in_order(pulumi_mocks: RecordingMonitor, monkeypatch: Any) -> None:
@@ -98,7 +98,7 @@ def test_dev_installs_the_rdma_stack_in_order(pulumi_mocks: RecordingMonitor, mo
     assert waits_for(pulumi_mocks, mpijob, directories["mpi-operator"]) or not [
         r for r in pulumi_mocks.registrations if r.parent == directories["mpi-operator"].urn
     ]
-    assert volcano.urn in pytorchjob.dependencies and volcano.urn in mpijob.dependencies
+    assert pulumi_mocks.waits_for(pytorchjob, volcano.urn) and pulumi_mocks.waits_for(mpijob, volcano.urn)
 
 
 def test_prod_uses_the_amis_driver_and_the_efa_plugin_tolerates_gpu_nodes(

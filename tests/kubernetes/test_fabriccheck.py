@@ -45,17 +45,16 @@ def test_the_gate_runs_after_the_nodes_and_every_install_and_the_pools_jobs_wait
     assert container["resources"]["limits"]["vpc.amazonaws.com/efa"] == "32"
     assert "hugepages-2Mi" not in container["resources"]["limits"]
 
-    needed = set(job.dependencies)
     for install in ("gpu-operator", "aws-efa-k8s-device-plugin", "volcano"):
-        assert pulumi_mocks.named(install).urn in needed, install
+        assert pulumi_mocks.waits_for(job, pulumi_mocks.named(install).urn), install
     node_group = next(r for r in pulumi_mocks.of_type("aws:eks/nodeGroup:NodeGroup") if "p5" in r.name)
-    assert node_group.urn in needed, "the pool's nodes exist before the test asks for them"
+    assert pulumi_mocks.waits_for(job, node_group.urn), "the pool's nodes exist before the test asks for them"
     for supporting in ("fabric-check-p5-secret", "fabric-check-p5-configmap", "fabric-check-p5-service"):
-        assert pulumi_mocks.named(supporting).urn in needed
-    assert pulumi_mocks.named("namespace-training").urn in needed
+        assert pulumi_mocks.named(supporting).urn in job.dependencies
+    assert pulumi_mocks.waits_for(job, pulumi_mocks.named("namespace-training").urn)
 
     for workload in ("training-llama-pretrain-trainjob", "training-nccl-tests-trainjob"):
-        assert job.urn in pulumi_mocks.named(workload).dependencies, f"{workload} waits for the gate"
+        assert pulumi_mocks.waits_for(pulumi_mocks.named(workload), job.urn), f"{workload} waits for the gate"
 
     assert job.create_timeout == "35m", "Pulumi waits past the Job's 30-minute deadline, so the Job's failure shows"
     assert job.inputs["metadata"]["annotations"] == {"pulumi.com/replaceUnready": "true"}

@@ -188,6 +188,20 @@ class RecordingMonitor(MockMonitor):
         """The outputs the component `urn` registered, as the engine receives them."""
         return json_format.MessageToDict(self._outputs[urn])
 
+    def waits_for(self, resource: Registration, urn: str) -> bool:
+        """Whether `resource` waits for `urn`, as the engine and the SDK order them: `urn` is among the dependencies
+        of the resource or of one of its ancestors (a child is registered once its parent is, a parent once what it
+        depends on is; the engine counts a parent among a resource's dependencies when it orders deletes), and it
+        was registered first."""
+        by_urn = {r.urn: r for r in self.registrations}
+        order = {r.urn: i for i, r in enumerate(self.registrations)}
+        current: Registration | None = resource
+        while current is not None:
+            if urn in current.dependencies:
+                return order.get(urn, len(order)) < order[resource.urn]
+            current = by_urn.get(current.parent)
+        return False
+
     def of_type(self, type_: str) -> list[Registration]:
         """The registrations of one resource type."""
         return [r for r in self.registrations if r.type == type_]

@@ -85,8 +85,14 @@ class ControlPlane:
         self, name: str, command: list[str], env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
     ) -> Process:
         """Start `command` as a process of this control plane (with `env` added to ours, and `pass_fds` left
-        open in it), logging to <folder>/<name>.log."""
+        open in it), logging to <folder>/<name>.log. The log of an earlier process of that name (on a plane that
+        tests share) is kept as <name>.<n>.log, so what a test's process wrote outlives the next test."""
         log = self.folder / f"{name}.log"
+        if log.exists() and not any(p.name == name for p in self.processes):
+            n = 1
+            while (kept := self.folder / f"{name}.{n}.log").exists():
+                n += 1
+            log.rename(kept)
         with log.open("wb") as out:
             popen = subprocess.Popen(
                 command,

@@ -42,3 +42,16 @@ def test_a_port_something_listens_on_is_passed_over() -> None:
         holder.listen()
         ports.turn -= 1  # come round to it again
         assert ports.take() not in (first, None)
+
+
+def test_a_process_started_again_keeps_the_earlier_ones_log(tmp_path: Path) -> None:
+    plane = controlplane.ControlPlane(
+        tmp_path, "https://127.0.0.1:1", "token", tmp_path / "ca", tmp_path / "kubeconfig"
+    )
+    for word in ("first", "second", "third"):
+        process = plane.start("kwok", ["echo", word])
+        process.popen.wait()
+        plane.processes.clear()  # stopped, as a shared plane's reset stops what a test added
+    assert (tmp_path / "kwok.log").read_text() == "third\n"
+    assert (tmp_path / "kwok.1.log").read_text() == "first\n"
+    assert (tmp_path / "kwok.2.log").read_text() == "second\n"

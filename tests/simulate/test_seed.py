@@ -11,43 +11,23 @@ import pytest
 
 from components.simulate import apply, controlplane, seed
 from components.simulate.client import Client
+from tests.support.widgets import widget_crd
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-def _crd(description: str = "a widget") -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "description": description}},
-                }
-            ],
-        },
-    }
-
-
 def test_the_digest_follows_the_definition_and_ignores_our_own_annotation() -> None:
-    crd = _crd()
+    crd = widget_crd()
     annotated = copy.deepcopy(crd)
     annotated["metadata"]["annotations"] = {apply.DIGEST: "anything"}
     assert apply.digest_of(annotated) == apply.digest_of(crd)
-    assert apply.digest_of(_crd("another widget")) != apply.digest_of(crd)
+    assert apply.digest_of(widget_crd("another widget")) != apply.digest_of(crd)
 
 
 def test_the_seed_is_keyed_by_the_definitions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(seed.engines, "key", lambda engine: "k8s")
-    assert seed.folder([_crd()]) != seed.folder([_crd("another widget")])
-    assert seed.folder([_crd()]) == seed.folder([_crd()])
+    assert seed.folder([widget_crd()]) != seed.folder([widget_crd("another widget")])
+    assert seed.folder([widget_crd()]) == seed.folder([widget_crd()])
 
 
 def _applies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -83,9 +63,9 @@ def test_a_changed_definition_is_applied_again_and_planes_from_one_seed_share_no
 ) -> None:
     first, second = fresh_control_plane(), fresh_control_plane()
     sent = _applies(monkeypatch)
-    apply.install_crds(first.client(), [_crd()])
-    apply.install_crds(first.client(), [_crd()])
-    apply.install_crds(first.client(), [_crd("another widget")])
+    apply.install_crds(first.client(), [widget_crd()])
+    apply.install_crds(first.client(), [widget_crd()])
+    apply.install_crds(first.client(), [widget_crd("another widget")])
     assert sent == ["widgets.example.com", "widgets.example.com"], "sent when new and when changed, not when held"
     stored = first.client().get(f"{CRDS}/widgets.example.com") or {}
     assert stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] == "another widget"

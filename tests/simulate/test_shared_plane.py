@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from components.simulate import controlplane
-from tests.simulate.test_seed import _crd
 from tests.support import sharedplane
+from tests.support.widgets import widget_crd
 
 pytestmark = pytest.mark.simulate
 
@@ -113,7 +113,7 @@ def test_a_plane_whose_crds_changed_is_stopped_and_the_next_test_gets_a_fresh_on
     )
     try:
         plane = shared.lend()
-        plane.client().apply(_crd())
+        plane.client().apply(widget_crd())
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # an operator's own CRD versions are no fault of the test
             shared.give_back()

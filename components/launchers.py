@@ -242,8 +242,11 @@ def upgrade_line(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice], def
     ]
     if not named:
         return None
+    which = (
+        f"{named[0]} names no launcher, so it is" if len(named) == 1 else f"{_some(named)} name no launcher, so each is"
+    )
     return (
-        f"launchers: {', '.join(named)} name no launcher, so each is a TrainJob (the default since release "
+        f"launchers: {which} a TrainJob (the default since release "
         f"{TRAINJOB_SINCE}; a {LEGACY[EARLIER_DEFAULT].kind} before). On a stack an earlier release deployed, "
         "`pulumi up` keeps each such job the kind it runs as (it reads the stack's last outputs) until you name its "
         "launcher or set gpu-training:defaultLauncher"
@@ -252,6 +255,13 @@ def upgrade_line(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice], def
 
 NAMED = 3
 """How many jobs a line shared by many jobs names before it says how many more."""
+
+
+def _some(names: list[str]) -> str:
+    """Jobs named in a line: all of a few, else the first NAMED and how many more."""
+    if len(names) <= NAMED:
+        return ", ".join(names)
+    return f"{', '.join(names[:NAMED])} and {len(names) - NAMED:,} more"
 
 
 def warnings(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice]) -> list[str]:
@@ -267,9 +277,7 @@ def warnings(jobs: Iterable[TrainingJobSpec], choices: Iterable[Choice]) -> list
         if len(alike) == 1:
             lines.append(f"job {alike[0].namespace}/{alike[0].name}: {message}")
             continue
-        shown = ", ".join(f"{j.namespace}/{j.name}" for j in alike[:NAMED])
-        more = f" and {len(alike) - NAMED:,} more" if len(alike) > NAMED else ""
-        lines.append(f"{len(alike):,} jobs ({shown}{more}), each {message}")
+        lines.append(f"{len(alike):,} jobs ({_some([f'{j.namespace}/{j.name}' for j in alike])}), each {message}")
     return lines
 
 

@@ -108,7 +108,7 @@ def test_a_deployed_stack_keeps_its_jobs_kind_and_its_operators() -> None:
 
 def test_render_says_what_pulumi_up_keeps_on_a_stack_an_earlier_release_deployed() -> None:
     summary = render(resolve(parse_stack(_unnamed()))).summary()
-    assert "training/llama-finetune name no launcher, so each is a TrainJob" in summary
+    assert "training/llama-finetune names no launcher, so it is a TrainJob" in summary
     assert "`pulumi up` keeps each such job the kind it runs as" in summary
     assert "name no launcher" not in render(resolve(parse_stack(_unnamed(defaultLauncher="trainjob")))).summary()
 
@@ -167,3 +167,10 @@ def test_jobs_alike_on_the_legacy_path_share_one_line_naming_a_few() -> None:
     )
     assert "the TrainJob equivalent is launcher: trainjob, runtime: torch" in many
     assert one.startswith("job training/solo: an MPIJob")
+    upgrade = launchers.upgrade_line(resolved.config.jobs, resolved.launches, None)
+    assert upgrade is None, "every job names its launcher"
+    raw["jobs"] = [{k: v for k, v in job.items() if k != "launcher"} for job in raw["jobs"]]
+    resolved = resolve(parse_stack(raw))
+    upgrade = launchers.upgrade_line(resolved.config.jobs, resolved.launches, None)
+    assert upgrade is not None
+    assert "training/run-0, training/run-1, training/run-2 and 2,498 more name no launcher, so each is" in upgrade

@@ -45,8 +45,9 @@ def program():
         from components.kubernetes.trainingjob import TrainingJob
         objects = PlatformObjects("platform", resolved)
         for plan in resolved.jobs:
+            # As Platform wires it (and run.py's program): each job waits for the objects it uses.
             TrainingJob(f"{{plan.namespace}}-{{plan.name}}", plan.spec, pool=plan.pool, scheduler=resolved.scheduler,
-                        queue="research", opts=pulumi.ResourceOptions(depends_on=[objects]))
+                        queue="research", opts=pulumi.ResourceOptions(depends_on=objects.uses(plan)))
     else:
         for obj in platform.objects(resolved) + [o for plan in resolved.jobs for o in trainingjob.objects(plan)]:
             kube_object(logical_name(obj), obj)

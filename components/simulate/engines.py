@@ -131,10 +131,17 @@ def go() -> str:
     return found
 
 
+BUILD_GOGC = "400"
+"""The Go compiler's own collector during a build, unless the user's environment sets GOGC: collecting when its heap
+has grown fourfold instead of doubled. kwok from an empty build cache, twice each way: 94 / 85 s wall and 152 /
+139 s user at Go's default, 76 / 74 s and 119 / 116 s at 400 (about a fifth less), the largest compile ~0.5 GiB."""
+
+
 def _env() -> dict[str, str]:
     # The local toolchain only (never a toolchain download), static binaries, and paths trimmed so a
     # build does not depend on where the cache lives.
     return {
+        "GOGC": BUILD_GOGC,
         **os.environ,
         "GOTOOLCHAIN": "local",
         "CGO_ENABLED": "0",

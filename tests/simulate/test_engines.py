@@ -1,4 +1,4 @@
-"""Engine builds: build tags are part of what a build depends on, and reach `go build`."""
+"""Engine builds: build tags are part of what a build depends on, and reach `go build`; how the compiler runs."""
 
 from __future__ import annotations
 
@@ -35,3 +35,11 @@ def test_binaries_built_together_keep_the_names_we_give_them() -> None:
 def test_tags_change_the_build_key() -> None:
     untagged = dataclasses.replace(engines.PROMTOOL, tags=())
     assert engines.key(untagged) != engines.key(engines.PROMTOOL)
+
+
+def test_the_compiler_collects_less_often_unless_the_user_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GOGC", raising=False)
+    assert engines._env()["GOGC"] == engines.BUILD_GOGC == "400"
+    monkeypatch.setenv("GOGC", "off")
+    assert engines._env()["GOGC"] == "off"
+    assert engines._env()["CGO_ENABLED"] == "0", "ours still win where they must"

@@ -343,11 +343,14 @@ def _escaped(path: str) -> str:
 
 def download(module: str, version: str) -> Path:
     """The source tree of `module@version` in the Go module cache (downloaded once, checksum-verified)."""
-    # A tree the go command has extracted is complete once its .info file is in the download cache: asking go
-    # again costs a process per module on every run.
+    # A tree is read without asking go (a process per module on every run) once go has extracted it whole: as go's
+    # own DownloadDir judges (cmd/go/internal/modfetch/fetch.go), the zip's hash recorded and no .partial marker,
+    # which go writes before it unzips into the tree's final place and removes after. The .info file is no sign:
+    # go writes it before the zip is even fetched, and a test once read a tree that prebuild was still unzipping.
     root = _modcache()
     tree = root / f"{_escaped(module)}@{version}"
-    if tree.is_dir() and (root / "cache" / "download" / _escaped(module) / "@v" / f"{version}.info").is_file():
+    cached = root / "cache" / "download" / _escaped(module) / "@v"
+    if tree.is_dir() and (cached / f"{version}.ziphash").is_file() and not (cached / f"{version}.partial").exists():
         return tree
     with tempfile.TemporaryDirectory() as scratch:
         out = _run([go(), "mod", "download", "-json", f"{module}@{version}"], Path(scratch))

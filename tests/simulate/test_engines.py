@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 
 import pytest
@@ -43,3 +44,29 @@ def test_the_compiler_collects_less_often_unless_the_user_says(monkeypatch: pyte
     monkeypatch.setenv("GOGC", "off")
     assert engines._env()["GOGC"] == "off"
     assert engines._env()["CGO_ENABLED"] == "0", "ours still win where they must"
+
+
+def test_a_module_tree_go_is_still_unzipping_is_not_read(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree is taken from the module cache only once go has extracted it whole (its zip's hash written, no
+    .partial marker left): otherwise go is asked, which waits for the other extraction."""
+    tree = tmp_path / "example.com" / "!some!module@v1.0.0"
+    cached = tmp_path / "cache" / "download" / "example.com" / "!some!module" / "@v"
+    tree.mkdir(parents=True)
+    cached.mkdir(parents=True)
+    (cached / "v1.0.0.info").write_text("{}")
+    monkeypatch.setattr(engines, "_MODCACHE", [tmp_path])
+    asked: list[list[str]] = []
+
+    def go_answers(command: list[str], cwd: object) -> str:
+        asked.append(command)
+        return json.dumps({"Dir": str(tree)})
+
+    monkeypatch.setattr(engines, "_run", go_answers)
+    monkeypatch.setattr(engines, "go", lambda: "go")
+    (cached / "v1.0.0.ziphash").write_text("h1:x")
+    (cached / "v1.0.0.partial").write_text("")
+    assert engines.download("example.com/SomeModule", "v1.0.0") == tree and len(asked) == 1, "still unzipping"
+    (cached / "v1.0.0.partial").unlink()
+    assert engines.download("example.com/SomeModule", "v1.0.0") == tree and len(asked) == 1, "whole: read as it is"
+    (cached / "v1.0.0.ziphash").unlink()
+    assert engines.download("example.com/SomeModule", "v1.0.0") == tree and len(asked) == 2, "no hash: go is asked"

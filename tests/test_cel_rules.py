@@ -16,12 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import cel
-from tests.support.schemas import CRDS, errors
+from tests.support.schemas import CRDS, CRDS_MISSING, errors
 
-needs_crds = pytest.mark.skipif(
-    not CRDS.is_dir(),
-    reason=f"CRD schemas not found at {CRDS} (set GPU_TRAINING_CRD_SCHEMAS or clone beside ../shared)",
-)
+needs_crds = pytest.mark.skipif(not CRDS.is_dir(), reason=CRDS_MISSING)
 
 # Rules in the schema files the evaluator cannot run: (schema file, schema location, rule) -> why. Keep it short:
 # supporting a cheap Kubernetes function beats listing its rules here.

@@ -22,6 +22,8 @@ from tests.support import cel
 
 REPO = Path(__file__).resolve().parents[2]
 CRDS = Path(os.environ.get("GPU_TRAINING_CRD_SCHEMAS", REPO.parent / "shared" / "schemas" / "crds"))
+CRDS_MISSING = f"CRD schemas not found at {CRDS} (set GPU_TRAINING_CRD_SCHEMAS or clone beside ../shared)"
+"""Why a test that needs ../shared's CRD schemas skips in a clone without them."""
 KUBERNETES_VERSION = DEFAULT_KUBERNETES_VERSION
 """Core kinds validate against the minor every provider defaults to, which every stack runs."""
 
@@ -75,7 +77,7 @@ def errors(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:
         validator = jsonschema.Draft202012Validator(schema)
     else:
         if not CRDS.is_dir():
-            pytest.skip(f"CRD schemas not found at {CRDS} (set GPU_TRAINING_CRD_SCHEMAS or clone beside ../shared)")
+            pytest.skip(CRDS_MISSING)
         if not path.is_file():
             return [f"no CRD schema for {obj['apiVersion']} {obj['kind']} at {path}"]
         schema, source, validator = crd_schema(path), str(path.relative_to(CRDS)), _crd_validator(path)
@@ -234,7 +236,7 @@ def apply_hazards(obj: dict[str, Any], version: str = KUBERNETES_VERSION) -> lis
         schema, defs = module_schema(obj["apiVersion"], obj["kind"])[0], {}
     else:
         if not CRDS.is_dir():
-            pytest.skip(f"CRD schemas not found at {CRDS} (set GPU_TRAINING_CRD_SCHEMAS or clone beside ../shared)")
+            pytest.skip(CRDS_MISSING)
         if not path.is_file():
             return [f"{where}: no CRD schema for {obj['apiVersion']} {obj['kind']} at {path}"]
         schema, defs = crd_schema(path), {}

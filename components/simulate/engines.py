@@ -311,10 +311,10 @@ def _build_copy(engine: Engine, binary: str, output: Path) -> None:
         if binary in engine.generated:
             # The version the binary reports, as the linker stamps it.
             release = next(iter(_stamps(engine).values()), version)
-            # Built with the engine's compiler flags, so the packages it shares with the binary (the Kubernetes
+            # Built with the engine's own flags, so the packages it shares with the binary (the Kubernetes
             # provider's generate.go imports Pulumi's codegen/schema: 631 packages) compile once, not once per flags.
             done = subprocess.run(
-                [go(), "run", *LEAN, "-ldflags=-s -w", "generate.go"],
+                [go(), "run", *_build_flags(engine), "generate.go"],
                 cwd=copy,
                 capture_output=True,
                 text=True,

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components import rules
+from components.rules import rule as rule_module
 from components.rules.cloud import efa_placement
 from components.rules.rule import Settings
 from components.rules.subject import Subject
@@ -308,6 +309,32 @@ def test_the_same_job_on_gpus_is_judged() -> None:
     assert [(f.rule, f.message) for f in findings if f.enforcement == "mandatory"] == [
         ("gang-scheduling", "minAvailable 1 is smaller than the job's 6 GPU pods, so part of the job can start alone")
     ]
+
+
+def test_a_workload_whose_gpus_cannot_be_read_is_each_gpu_rules_error_and_the_others_are_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A subject whose GPUs cannot be read is each GPU rule's to report, and the review goes on to the next."""
+    unreadable = copy.deepcopy(VOLCANO_CPU_JOB)
+    unreadable["metadata"]["name"] = "unreadable"
+    on_gpus = copy.deepcopy(VOLCANO_CPU_JOB)
+    on_gpus["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
+    without_gpus = rule_module._without_gpus
+
+    def failing(subject: Subject, subjects: Any) -> bool:
+        if subject.data["metadata"]["name"] == "unreadable":
+            raise ValueError("no pods to read")
+        return without_gpus(subject, subjects)
+
+    monkeypatch.setattr(rule_module, "_without_gpus", failing)
+    errors: list[str] = []
+    findings = rules.run(from_objects([unreadable, on_gpus]), Settings(gang_scheduler="volcano"), errors)
+    gpu_rules = {r.id for r in rules.RULES if r.gpu_only and r.applies_to(from_objects([on_gpus])[0])}
+    assert gpu_rules and errors == [
+        f"Job/default/unreadable: rule {r} could not read it (ValueError: no pods to read)"
+        for r in [r.id for r in rules.RULES if r.id in gpu_rules]
+    ]
+    assert ("gang-scheduling", "Job/default/web") in {(f.rule, f.subject) for f in findings}, "the next is judged"
 
 
 CPU_WORKLOADS = st.sampled_from(["pytorch", "volcano", "indexed", "podgroup"])

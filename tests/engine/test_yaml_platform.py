@@ -60,7 +60,8 @@ def test_the_yaml_platform_deploys_through_the_cli(
         program.cli("stack", "init", "dev")
         preview = program.cli("preview", "-s", "dev")
         assert "gpu-training:index:Platform" in preview.stdout, preview.stdout
-        program.cli("up", "--yes", "-s", "dev")
+        # The preview above is the one `up` would run first: it is not run twice.
+        program.cli("up", "--yes", "--skip-preview", "-s", "dev")
         client = cluster.client
         jobs = {w.objects[-1]["metadata"]["name"] for w in rendered.workloads if not w.gate}
         for workload in rendered.workloads:
@@ -69,5 +70,5 @@ def test_the_yaml_platform_deploys_through_the_cli(
         assert jobs, "the program has jobs"
         outputs = program.cli("stack", "output", "--json", "-s", "dev").stdout
         assert '"pools"' in outputs and "[secret]" in outputs  # the kubeconfig
-        program.cli("destroy", "--yes", "--exclude-protected", "-s", "dev")
+        program.cli("destroy", "--yes", "--skip-preview", "--exclude-protected", "-s", "dev")
         assert all(client.get(client.path_of(w.objects[-1])) is None for w in rendered.workloads)

@@ -329,10 +329,10 @@ def test_a_workload_whose_gpus_cannot_be_read_is_each_gpu_rules_error_and_the_ot
     monkeypatch.setattr(rule_module, "_without_gpus", failing)
     errors: list[str] = []
     findings = rules.run(from_objects([unreadable, on_gpus]), Settings(gang_scheduler="volcano"), errors)
-    gpu_rules = {r.id for r in rules.RULES if r.gpu_only and r.applies_to(from_objects([on_gpus])[0])}
+    (job,) = from_objects([on_gpus])
+    gpu_rules = [r.id for r in rules.RULES if r.gpu_only and r.applies_to(job)]
     assert gpu_rules and errors == [
-        f"Job/default/unreadable: rule {r} could not read it (ValueError: no pods to read)"
-        for r in [r.id for r in rules.RULES if r.id in gpu_rules]
+        f"Job/default/unreadable: rule {r} could not read it (ValueError: no pods to read)" for r in gpu_rules
     ]
     assert ("gang-scheduling", "Job/default/web") in {(f.rule, f.subject) for f in findings}, "the next is judged"
 
